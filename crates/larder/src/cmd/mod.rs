@@ -1,0 +1,4 @@
+//! One module per subcommand; each has `Args` (clap) and `run(args) -> anyhow::Result<()>`.
+
+pub mod sim;
+pub mod trace;

@@ -1,0 +1,40 @@
+//! `larder`: the one binary. Each subcommand lives in its own file under `cmd/`.
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// larder: a locality-aware cluster web server.
+///
+/// A front-end routes every HTTP request to the back-end node whose memory most likely
+/// holds what it needs (LARD, extended LARD, HACC), while keeping every node's load in
+/// bounds. `larder sim` studies the policies on a trace before any socket is opened.
+#[derive(Parser, Debug)]
+#[command(name = "larder", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Work with access logs and synthetic workloads (gen, stats, docroot).
+    Trace(cmd::trace::Args),
+    /// Replay a trace on a simulated cluster and compare policies.
+    Sim(cmd::sim::Args),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Trace(args) => cmd::trace::run(args),
+        Command::Sim(args) => cmd::sim::run(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("larder: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

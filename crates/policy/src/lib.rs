@@ -1,0 +1,41 @@
+//! Request-distribution policy for larder, kept pure: no I/O, no async, no clock.
+//!
+//! The router (a real front-end) and the simulator (`sim`) both drive the very same
+//! code through the [`Policy`] trait, so what the simulator predicts is what the router
+//! does. Time is always passed in as [`Nanos`].
+//!
+//! Map of the crate:
+//! - [`node`]: node identity ([`NodeId`]) and membership ([`NodeState`]).
+//! - [`target`]: URL → [`Target`] (normalised key, tree prefix, content class).
+//! - [`load`]: the [`LoadView`] a policy sees, one load number per node from a weighted formula.
+//! - [`policy`]: the [`Policy`] trait, the seam between mechanism and policy.
+//! - [`spec`]: [`PolicySpec`], a policy's name and parameters, and [`build`] to make one.
+//! - one file per policy: [`rr`], [`wrr`], [`least`], [`hash`], [`bounded`], [`lard`],
+//!   [`lard_r`], [`hacc`], [`class`].
+
+pub mod bounded;
+pub mod class;
+pub mod hacc;
+pub mod hash;
+pub mod lard;
+pub mod lard_r;
+pub mod least;
+pub mod load;
+pub mod node;
+pub mod policy;
+pub mod rr;
+pub mod spec;
+pub mod target;
+pub mod wrr;
+
+pub use load::{LoadView, LoadWeights, NodeLoad};
+pub use node::{NodeId, NodeState};
+pub use policy::{Outcome, Policy, PolicyStats};
+pub use spec::{build, PolicyKind, PolicySpec, SpecError};
+pub use target::{ClassId, Target, TargetKey};
+
+/// Nanoseconds since an origin the caller chooses; the policy never reads a clock.
+pub type Nanos = u64;
+
+/// One second in [`Nanos`].
+pub const SECOND: Nanos = 1_000_000_000;

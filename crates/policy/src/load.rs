@@ -1,0 +1,142 @@
+//! The load view: what the policy knows of each node's load at the moment it picks.
+//!
+//! The caller owns the view. It counts requests in flight (it calls
+//! [`LoadView::started`] after a pick and [`LoadView::finished`] on completion) and folds
+//! in what nodes report (CPU and disk utilisation, as HACC's load monitor polled them).
+//! A policy reads one number per node, [`LoadView::load`], so the same policy works
+//! on in-flight counts alone (LARD's "active connections") or on reported metrics.
+
+use crate::NodeId;
+
+/// Weights of the load formula:
+/// `load = in_flight·w_in_flight + cpu_pct·w_cpu + disk_pct·w_disk`.
+///
+/// The default (1, 0, 0) makes load the number of requests in flight, LARD's measure, so
+/// LARD's thresholds (T_low = 25, T_high = 65) read as connections. HACC weighted CPU and
+/// disk (static: disk 1, CPU 0; Domino: ½ and ½); then thresholds read as percent.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct LoadWeights {
+    pub in_flight: f64,
+    pub cpu: f64,
+    pub disk: f64,
+}
+
+impl Default for LoadWeights {
+    fn default() -> Self {
+        LoadWeights { in_flight: 1.0, cpu: 0.0, disk: 0.0 }
+    }
+}
+
+/// What is known of one node's load.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct NodeLoad {
+    /// Requests dispatched to the node and not yet finished.
+    pub in_flight: u32,
+    /// Reported CPU utilisation in percent (0–100 per core summed is allowed).
+    pub cpu_pct: f64,
+    /// Reported disk utilisation in percent.
+    pub disk_pct: f64,
+}
+
+/// Per-node load, indexed by [`NodeId`].
+#[derive(Clone, Debug, Default)]
+pub struct LoadView {
+    nodes: Vec<NodeLoad>,
+    weights: LoadWeights,
+}
+
+impl LoadView {
+    /// A view of `n` idle nodes with the default weights (load = in flight).
+    pub fn new(n: usize) -> Self {
+        Self::with_weights(n, LoadWeights::default())
+    }
+
+    pub fn with_weights(n: usize, weights: LoadWeights) -> Self {
+        LoadView { nodes: vec![NodeLoad::default(); n], weights }
+    }
+
+    /// Number of node slots (ids `0..len`).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Grow (never shrink) so ids `0..n` have slots; new slots are idle.
+    pub fn resize(&mut self, n: usize) {
+        if n > self.nodes.len() {
+            self.nodes.resize(n, NodeLoad::default());
+        }
+    }
+
+    pub fn weights(&self) -> LoadWeights {
+        self.weights
+    }
+
+    pub fn set_weights(&mut self, weights: LoadWeights) {
+        self.weights = weights;
+    }
+
+    /// The single load number a policy compares. Unknown ids read as idle.
+    pub fn load(&self, node: NodeId) -> f64 {
+        let Some(l) = self.nodes.get(node.index()) else { return 0.0 };
+        let w = &self.weights;
+        l.in_flight as f64 * w.in_flight + l.cpu_pct * w.cpu + l.disk_pct * w.disk
+    }
+
+    pub fn in_flight(&self, node: NodeId) -> u32 {
+        self.nodes.get(node.index()).map_or(0, |l| l.in_flight)
+    }
+
+    /// Requests in flight over all nodes.
+    pub fn total_in_flight(&self) -> u64 {
+        self.nodes.iter().map(|l| l.in_flight as u64).sum()
+    }
+
+    pub fn node(&self, node: NodeId) -> NodeLoad {
+        self.nodes.get(node.index()).copied().unwrap_or_default()
+    }
+
+    /// A request was dispatched to `node`.
+    pub fn started(&mut self, node: NodeId) {
+        self.resize(node.index() + 1);
+        self.nodes[node.index()].in_flight += 1;
+    }
+
+    /// A request on `node` finished (successfully or not).
+    pub fn finished(&mut self, node: NodeId) {
+        if let Some(l) = self.nodes.get_mut(node.index()) {
+            l.in_flight = l.in_flight.saturating_sub(1);
+        }
+    }
+
+    /// Fold in a node's own report (from its `/.larder/load`).
+    pub fn report(&mut self, node: NodeId, cpu_pct: f64, disk_pct: f64) {
+        self.resize(node.index() + 1);
+        let l = &mut self.nodes[node.index()];
+        l.cpu_pct = cpu_pct;
+        l.disk_pct = disk_pct;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_follows_the_formula() {
+        let mut v = LoadView::with_weights(2, LoadWeights { in_flight: 1.0, cpu: 0.5, disk: 0.5 });
+        v.started(NodeId(1));
+        v.started(NodeId(1));
+        v.report(NodeId(1), 40.0, 20.0);
+        assert_eq!(v.load(NodeId(1)), 2.0 + 20.0 + 10.0);
+        assert_eq!(v.load(NodeId(0)), 0.0);
+        v.finished(NodeId(1));
+        v.finished(NodeId(1));
+        v.finished(NodeId(1));
+        assert_eq!(v.in_flight(NodeId(1)), 0, "never below zero");
+        assert_eq!(v.load(NodeId(7)), 0.0, "unknown ids read as idle");
+    }
+}

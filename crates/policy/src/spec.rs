@@ -1,0 +1,149 @@
+//! A policy's name and parameters, and the one place that turns them into a [`Policy`].
+
+use std::str::FromStr;
+
+use crate::{ClassId, Nanos, NodeId, Policy, SECOND};
+
+/// Every policy larder ships.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PolicyKind {
+    Rr,
+    Wrr,
+    Least,
+    Hash,
+    Bounded,
+    Lard,
+    LardR,
+    Hacc,
+    Class,
+}
+
+impl PolicyKind {
+    pub const ALL: [PolicyKind; 9] = [
+        PolicyKind::Rr,
+        PolicyKind::Wrr,
+        PolicyKind::Least,
+        PolicyKind::Hash,
+        PolicyKind::Bounded,
+        PolicyKind::Lard,
+        PolicyKind::LardR,
+        PolicyKind::Hacc,
+        PolicyKind::Class,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Rr => "rr",
+            PolicyKind::Wrr => "wrr",
+            PolicyKind::Least => "least",
+            PolicyKind::Hash => "hash",
+            PolicyKind::Bounded => "bounded",
+            PolicyKind::Lard => "lard",
+            PolicyKind::LardR => "lard-r",
+            PolicyKind::Hacc => "hacc",
+            PolicyKind::Class => "class",
+        }
+    }
+}
+
+impl std::fmt::Display for PolicyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PolicyKind {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        PolicyKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| SpecError::UnknownPolicy(s.to_string()))
+    }
+}
+
+/// A pool of nodes serving one content class (policy `class`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassPool {
+    pub class: ClassId,
+    pub nodes: Vec<NodeId>,
+    /// The policy that spreads this class over its pool.
+    pub inner: PolicyKind,
+}
+
+/// A policy and all its parameters. Defaults are the papers' values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicySpec {
+    pub kind: PolicyKind,
+    /// LARD T_low: a node below it is underused (load units; connections by default).
+    pub t_low: f64,
+    /// LARD T_high: a node above it is overloaded; at 2·T_high a target moves regardless.
+    pub t_high: f64,
+    /// `bounded`: no node takes more than `ceil(c · (in_flight + 1) / n)` (HAProxy's
+    /// `hash-balance-factor` 125 is c = 1.25).
+    pub balance_factor: f64,
+    /// Most target-table entries a policy keeps; cold ones are evicted beyond it.
+    pub table_cap: usize,
+    /// `lard-r`: a server set unchanged for this long loses a node (the paper's K).
+    pub shrink_after: Nanos,
+    /// `hacc`: offload when a node's load exceeds the least loaded by more than this.
+    pub hacc_margin: f64,
+    /// `class`: one pool per class; classes without a pool use every node not in a pool.
+    pub classes: Vec<ClassPool>,
+}
+
+impl PolicySpec {
+    pub fn new(kind: PolicyKind) -> Self {
+        PolicySpec {
+            kind,
+            t_low: 25.0,
+            t_high: 65.0,
+            balance_factor: 1.25,
+            table_cap: 1 << 20,
+            shrink_after: 20 * SECOND,
+            hacc_margin: 20.0,
+            classes: Vec::new(),
+        }
+    }
+
+    /// Check the parameters make sense together.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let bad = |what: &str| Err(SpecError::Invalid(what.to_string()));
+        if !(self.t_low >= 0.0 && self.t_low < self.t_high) {
+            return bad("t_low must be >= 0 and below t_high");
+        }
+        if !(self.balance_factor >= 1.0) {
+            return bad("balance_factor must be >= 1.0");
+        }
+        if self.table_cap == 0 {
+            return bad("table_cap must be at least 1");
+        }
+        if !(self.hacc_margin >= 0.0) {
+            return bad("hacc_margin must be >= 0");
+        }
+        if self.classes.iter().any(|p| p.inner == PolicyKind::Class) {
+            return bad("a class pool's inner policy cannot itself be `class`");
+        }
+        Ok(())
+    }
+}
+
+/// Why a [`PolicySpec`] could not become a policy.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SpecError {
+    #[error(
+        "unknown policy `{0}` (known: rr, wrr, least, hash, bounded, lard, lard-r, hacc, class)"
+    )]
+    UnknownPolicy(String),
+    #[error("invalid policy parameters: {0}")]
+    Invalid(String),
+}
+
+/// Make the policy a spec describes. Call [`Policy::membership`] before the first pick.
+pub fn build(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
+    spec.validate()?;
+    Ok(match spec.kind {
+        PolicyKind::Rr => Box::new(crate::rr::RoundRobin::from_spec(spec)),
+        kind => return Err(SpecError::Invalid(format!("policy `{kind}` is not built yet"))),
+    })
+}

@@ -1,0 +1,1 @@
+//! Trace-driven cluster simulator (being written).

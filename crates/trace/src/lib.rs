@@ -1,0 +1,5 @@
+//! Access logs and synthetic workloads for larder.
+
+pub mod workload;
+
+pub use workload::{TargetInfo, WorkRequest, Workload};
