@@ -109,16 +109,16 @@ impl PolicySpec {
     /// Check the parameters make sense together.
     pub fn validate(&self) -> Result<(), SpecError> {
         let bad = |what: &str| Err(SpecError::Invalid(what.to_string()));
-        if !(self.t_low >= 0.0 && self.t_low < self.t_high) {
+        if self.t_low.is_nan() || self.t_low < 0.0 || self.t_low >= self.t_high {
             return bad("t_low must be >= 0 and below t_high");
         }
-        if !(self.balance_factor >= 1.0) {
+        if self.balance_factor.is_nan() || self.balance_factor < 1.0 {
             return bad("balance_factor must be >= 1.0");
         }
         if self.table_cap == 0 {
             return bad("table_cap must be at least 1");
         }
-        if !(self.hacc_margin >= 0.0) {
+        if self.hacc_margin.is_nan() || self.hacc_margin < 0.0 {
             return bad("hacc_margin must be >= 0");
         }
         if self.classes.iter().any(|p| p.inner == PolicyKind::Class) {
