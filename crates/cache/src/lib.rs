@@ -21,6 +21,8 @@ pub struct CacheStats {
 pub trait ByteCache<K: Hash + Eq + Clone, V>: Send {
     /// Look up and count a hit or a miss; a hit makes the entry recently used.
     fn get(&mut self, key: &K) -> Option<&V>;
+    /// As [`ByteCache::get`], for callers that update the value in place (policy tables).
+    fn get_mut(&mut self, key: &K) -> Option<&mut V>;
     /// Whether `key` is held, without counting or touching recency.
     fn contains(&self, key: &K) -> bool;
     /// Insert (or replace) an entry of `bytes`, evicting as needed. An entry larger than
