@@ -1,8 +1,31 @@
-//! Deterministic, byte-bounded caches with O(1) operations.
+//! Deterministic, byte-bounded caches.
 //!
 //! The node server and the simulator use the same code, so simulated and measured hit
 //! ratios can be compared. Nothing here reads a clock or a random source: the same
 //! sequence of calls always gives the same contents.
+//!
+//! Map of the crate:
+//! - [`ByteCache`]: the trait every cache implements; [`CacheStats`] its counters.
+//! - [`Cache`] (`cache.rs`): the engine shared by every policy: a key → slot hash index,
+//!   a slab of entries, byte accounting and statistics. What to evict is asked of a
+//!   [`Replacement`] order.
+//! - [`Lru`] (`lru.rs`): least recently used, O(1) per operation (intrusive list).
+//! - [`GreedyDualSize`] (`gds.rs`): GreedyDual-Size, the replacement the LARD paper's
+//!   simulator used; O(log n) per operation.
+//! - [`Kind`] (`kind.rs`): pick a cache by name (`lru`, `gds`) and build it boxed.
+//! - [`FxBuildHasher`] (`fx_hash.rs`): a fast, deterministic hasher for integer keys.
+
+mod cache;
+mod fx_hash;
+mod gds;
+mod kind;
+mod lru;
+
+pub use cache::{Cache, Replacement, MAX_ENTRIES};
+pub use fx_hash::{FxBuildHasher, FxHasher};
+pub use gds::{packet_cost, unit_cost, GdsOrder, GreedyDualSize};
+pub use kind::{Kind, UnknownKind};
+pub use lru::{Lru, LruOrder};
 
 use std::hash::Hash;
 
@@ -15,6 +38,18 @@ pub struct CacheStats {
     pub evictions: u64,
     /// Inserts refused because the item alone is larger than the whole cache.
     pub rejected: u64,
+}
+
+impl CacheStats {
+    /// Hits over lookups; 0 when nothing was looked up.
+    pub fn hit_ratio(&self) -> f64 {
+        let lookups = self.hits + self.misses;
+        if lookups == 0 {
+            0.0
+        } else {
+            self.hits as f64 / lookups as f64
+        }
+    }
 }
 
 /// A cache bounded by the bytes of what it holds (each entry's size is given on insert).

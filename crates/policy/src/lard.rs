@@ -1,1 +1,192 @@
-//! (being written)
+//! `lard`: Locality-Aware Request Distribution (Pai et al., ASPLOS 1998).
+//!
+//! Each target is served by one node, so its data is cached in one memory only and the
+//! cluster's memories add up. A target moves only when its node is overloaded: above
+//! T_high while some node is below T_low (an imbalance worth a cold cache), or at
+//! 2·T_high whatever the others (the node is past its useful load):
+//!
+//! ```text
+//! if server[target] is null (or left): server[target] ← least loaded node
+//! elif (server.load > T_high and ∃ node: load < T_low) or server.load ≥ 2·T_high:
+//!     server[target] ← least loaded node
+//! ```
+//!
+//! A known target below T_high costs one table lookup; the O(n) scan for the least
+//! loaded node runs only for new targets and for targets on a node above T_high.
+
+use crate::roster::{overloaded, Roster};
+use crate::table::TargetTable;
+use crate::{LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target};
+
+pub struct Lard {
+    t_low: f64,
+    t_high: f64,
+    roster: Roster,
+    table: TargetTable<NodeId>,
+    reassignments: u64,
+}
+
+impl Lard {
+    pub fn from_spec(spec: &PolicySpec) -> Self {
+        Lard {
+            t_low: spec.t_low,
+            t_high: spec.t_high,
+            roster: Roster::default(),
+            table: TargetTable::new(spec.table_cap),
+            reassignments: 0,
+        }
+    }
+}
+
+impl Policy for Lard {
+    fn name(&self) -> &'static str {
+        "lard"
+    }
+
+    fn pick(&mut self, target: &Target, view: &LoadView, _now: Nanos) -> Option<NodeId> {
+        let Some(server) = self.table.get_mut(target.key) else {
+            let (node, _) = self.roster.least_loaded(view)?;
+            self.table.insert(target.key, node);
+            return Some(node);
+        };
+        let load = view.load(*server);
+        // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
+        if load <= self.t_high {
+            return Some(*server);
+        }
+        let (least, least_load) = self.roster.least_loaded(view)?;
+        if least != *server && overloaded(load, least_load, self.t_low, self.t_high) {
+            *server = least;
+            self.reassignments += 1;
+        }
+        Some(*server)
+    }
+
+    fn membership(&mut self, nodes: &[NodeState], _now: Nanos) {
+        if self.roster.update(nodes) {
+            let roster = &self.roster;
+            self.table.retain(|_, node| roster.is_eligible(*node));
+        }
+    }
+
+    fn stats(&self) -> PolicyStats {
+        PolicyStats {
+            table_entries: self.table.len() as u64,
+            reassignments: self.reassignments,
+            replications: 0,
+            evictions: self.table.evictions(),
+        }
+    }
+
+    fn placement(&self, target: &Target) -> Vec<NodeId> {
+        self.table.peek(target.key).copied().into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PolicyKind;
+
+    fn lard(n: usize) -> Lard {
+        let mut p = Lard::from_spec(&PolicySpec::new(PolicyKind::Lard));
+        p.membership(&NodeState::uniform(n), 0);
+        p
+    }
+
+    fn load(view: &mut LoadView, node: u32, requests: u32) {
+        for _ in 0..requests {
+            view.started(NodeId(node));
+        }
+    }
+
+    #[test]
+    fn new_targets_spread_over_a_cold_cluster() {
+        let mut p = lard(4);
+        let v = LoadView::new(4);
+        let mut nodes: Vec<u32> =
+            (0..4).map(|k| p.pick(&Target::from_key(k), &v, 0).unwrap().0).collect();
+        nodes.sort();
+        assert_eq!(nodes, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_target_stays_below_the_thresholds() {
+        let mut p = lard(2);
+        let mut v = LoadView::new(2);
+        let t = Target::from_key(7);
+        let home = p.pick(&t, &v, 0).unwrap();
+        load(&mut v, home.0, 65);
+        assert_eq!(p.pick(&t, &v, 0), Some(home), "at T_high, not above");
+        load(&mut v, 1 - home.0, 30);
+        load(&mut v, home.0, 1);
+        assert_eq!(p.pick(&t, &v, 0), Some(home), "above T_high but nobody below T_low");
+        assert_eq!(p.stats().reassignments, 0);
+        assert_eq!(p.placement(&t), vec![home]);
+    }
+
+    #[test]
+    fn moves_above_t_high_when_a_node_is_below_t_low() {
+        let mut p = lard(2);
+        let mut v = LoadView::new(2);
+        let t = Target::from_key(7);
+        let home = p.pick(&t, &v, 0).unwrap();
+        load(&mut v, home.0, 66);
+        load(&mut v, 1 - home.0, 24);
+        let other = NodeId(1 - home.0);
+        assert_eq!(p.pick(&t, &v, 0), Some(other));
+        assert_eq!(p.pick(&t, &v, 0), Some(other), "and stays there");
+        assert_eq!(p.stats().reassignments, 1);
+        assert_eq!(p.placement(&t), vec![other]);
+    }
+
+    #[test]
+    fn moves_at_twice_t_high_whatever_the_others() {
+        let mut p = lard(2);
+        let mut v = LoadView::new(2);
+        let t = Target::from_key(7);
+        let home = p.pick(&t, &v, 0).unwrap();
+        load(&mut v, home.0, 130);
+        load(&mut v, 1 - home.0, 100);
+        assert_eq!(p.pick(&t, &v, 0), Some(NodeId(1 - home.0)));
+        assert_eq!(p.stats().reassignments, 1);
+    }
+
+    #[test]
+    fn a_down_node_sheds_its_targets_and_can_take_new_ones_back() {
+        let mut p = lard(2);
+        let v = LoadView::new(2);
+        let targets: Vec<Target> = (0..6).map(Target::from_key).collect();
+        for t in &targets {
+            p.pick(t, &v, 0);
+        }
+        let mut nodes = NodeState::uniform(2);
+        nodes[0].up = false;
+        p.membership(&nodes, 1);
+        assert_eq!(p.stats().table_entries, 3, "node 0's targets are dropped");
+        for t in &targets {
+            assert_eq!(p.pick(t, &v, 1), Some(NodeId(1)));
+        }
+        nodes[0].up = true;
+        p.membership(&nodes, 2);
+        let back = (100..102).filter(|&k| p.pick(&Target::from_key(k), &v, 2) == Some(NodeId(0)));
+        assert_eq!(back.count(), 1, "new targets go to the returning node too");
+        p.membership(&[], 3);
+        assert_eq!(p.pick(&targets[0], &v, 3), None);
+        assert_eq!(p.stats().table_entries, 0);
+    }
+
+    #[test]
+    fn the_table_stays_within_its_cap() {
+        let mut spec = PolicySpec::new(PolicyKind::Lard);
+        spec.table_cap = 8;
+        let mut p = Lard::from_spec(&spec);
+        p.membership(&NodeState::uniform(3), 0);
+        let v = LoadView::new(3);
+        for k in 0..100 {
+            p.pick(&Target::from_key(k), &v, 0);
+        }
+        let s = p.stats();
+        assert_eq!((s.table_entries, s.evictions), (8, 92));
+    }
+}

@@ -1,1 +1,206 @@
-//! (being written)
+//! `lard-r`: LARD with replication (Pai et al., ASPLOS 1998, "LARD/R").
+//!
+//! A target maps to a server set. A hot target whose least-loaded server is overloaded
+//! gains the least-loaded node of the cluster; a set left unchanged for K
+//! (`spec.shrink_after`) loses its most loaded member, so replicas fade once the heat is
+//! gone:
+//!
+//! ```text
+//! if serverSet[target] = ∅: n ← least loaded node; add n to serverSet
+//! else: n ← least loaded node in serverSet
+//!     if (n.load > T_high and ∃ node: load < T_low) or n.load ≥ 2·T_high:
+//!         p ← least loaded node; add p to serverSet; n ← p
+//!     if |serverSet| > 1 and time() − serverSet.lastMod > K:
+//!         remove the most loaded node from serverSet
+//! if serverSet changed: serverSet.lastMod ← time()
+//! send to n
+//! ```
+//!
+//! The member removed is never the one the request is sent to. Nodes that go down or
+//! leave are taken out of every set at once (a set left empty is dropped).
+
+use crate::roster::{least_of, most_of, overloaded, Roster};
+use crate::server_set::ServerSet;
+use crate::table::TargetTable;
+use crate::{LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target};
+
+/// One target's servers and when the set last changed.
+struct Entry {
+    servers: ServerSet,
+    changed_at: Nanos,
+}
+
+pub struct LardR {
+    t_low: f64,
+    t_high: f64,
+    shrink_after: Nanos,
+    roster: Roster,
+    table: TargetTable<Entry>,
+    replications: u64,
+}
+
+impl LardR {
+    pub fn from_spec(spec: &PolicySpec) -> Self {
+        LardR {
+            t_low: spec.t_low,
+            t_high: spec.t_high,
+            shrink_after: spec.shrink_after,
+            roster: Roster::default(),
+            table: TargetTable::new(spec.table_cap),
+            replications: 0,
+        }
+    }
+}
+
+impl Policy for LardR {
+    fn name(&self) -> &'static str {
+        "lard-r"
+    }
+
+    fn pick(&mut self, target: &Target, view: &LoadView, now: Nanos) -> Option<NodeId> {
+        let Some(set) = self.table.get_mut(target.key) else {
+            let (node, _) = self.roster.least_loaded(view)?;
+            self.table.insert(target.key, Entry { servers: ServerSet::new(node), changed_at: now });
+            return Some(node);
+        };
+        let (mut node, load) = least_of(set.servers.iter(), view)?;
+        // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
+        if load > self.t_high {
+            let (least, least_load) = self.roster.least_loaded(view)?;
+            if overloaded(load, least_load, self.t_low, self.t_high) && !set.servers.contains(least)
+            {
+                set.servers.insert(least);
+                set.changed_at = now;
+                self.replications += 1;
+                node = least;
+            }
+        }
+        if set.servers.len() > 1 && now.saturating_sub(set.changed_at) > self.shrink_after {
+            let others = set.servers.iter().filter(|&m| m != node);
+            if let Some((most, _)) = most_of(others, view) {
+                // `node` stays, so the set is not emptied.
+                let _ = set.servers.retain(|m| m != most);
+                set.changed_at = now;
+            }
+        }
+        Some(node)
+    }
+
+    fn membership(&mut self, nodes: &[NodeState], now: Nanos) {
+        if self.roster.update(nodes) {
+            let roster = &self.roster;
+            self.table.retain(|_, set| {
+                let before = set.servers.len();
+                let kept = set.servers.retain(|m| roster.is_eligible(m));
+                if set.servers.len() != before {
+                    set.changed_at = now;
+                }
+                kept
+            });
+        }
+    }
+
+    fn stats(&self) -> PolicyStats {
+        PolicyStats {
+            table_entries: self.table.len() as u64,
+            reassignments: 0,
+            replications: self.replications,
+            evictions: self.table.evictions(),
+        }
+    }
+
+    fn placement(&self, target: &Target) -> Vec<NodeId> {
+        self.table.peek(target.key).map_or_else(Vec::new, |set| set.servers.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PolicyKind, SECOND};
+
+    fn lard_r(n: usize) -> LardR {
+        let mut p = LardR::from_spec(&PolicySpec::new(PolicyKind::LardR));
+        p.membership(&NodeState::uniform(n), 0);
+        p
+    }
+
+    fn load(view: &mut LoadView, node: NodeId, requests: u32) {
+        for _ in 0..requests {
+            view.started(node);
+        }
+    }
+
+    #[test]
+    fn a_hot_target_grows_its_set_and_it_shrinks_after_k() {
+        let mut p = lard_r(3);
+        let mut v = LoadView::new(3);
+        let t = Target::from_key(1);
+        let first = p.pick(&t, &v, 0).unwrap();
+        load(&mut v, first, 60);
+        assert_eq!(p.pick(&t, &v, SECOND), Some(first), "below T_high: no replica");
+        load(&mut v, first, 10);
+        let second = p.pick(&t, &v, 2 * SECOND).unwrap();
+        assert_ne!(second, first, "above T_high with idle nodes: a replica");
+        assert_eq!(p.stats().replications, 1);
+        assert_eq!(p.placement(&t).len(), 2);
+        // The new replica is idle, so it serves while the set is unchanged.
+        assert_eq!(p.pick(&t, &v, 3 * SECOND), Some(second));
+        assert_eq!(p.placement(&t).len(), 2);
+        // K = 20 s without change: the most loaded member (the first) leaves.
+        assert_eq!(p.pick(&t, &v, 23 * SECOND), Some(second));
+        assert_eq!(p.placement(&t), vec![second]);
+        assert_eq!(p.stats().replications, 1);
+    }
+
+    #[test]
+    fn grows_at_twice_t_high_even_with_no_idle_node() {
+        let mut p = lard_r(2);
+        let mut v = LoadView::new(2);
+        let t = Target::from_key(1);
+        let first = p.pick(&t, &v, 0).unwrap();
+        let other = NodeId(1 - first.0);
+        load(&mut v, first, 130);
+        load(&mut v, other, 100);
+        assert_eq!(p.pick(&t, &v, 0), Some(other));
+        assert_eq!(p.placement(&t).len(), 2);
+        assert_eq!(p.pick(&t, &v, 0), Some(other), "no duplicate members");
+        assert_eq!(p.placement(&t).len(), 2);
+    }
+
+    #[test]
+    fn down_nodes_leave_every_set_and_come_back_empty() {
+        let mut p = lard_r(2);
+        let mut v = LoadView::new(2);
+        let t = Target::from_key(1);
+        let first = p.pick(&t, &v, 0).unwrap();
+        load(&mut v, first, 70);
+        let second = p.pick(&t, &v, 0).unwrap();
+        assert_eq!(p.placement(&t).len(), 2);
+        let mut nodes = NodeState::uniform(2);
+        nodes[first.index()].up = false;
+        p.membership(&nodes, 1);
+        assert_eq!(p.placement(&t), vec![second]);
+        nodes[second.index()].up = false;
+        p.membership(&nodes, 2);
+        assert_eq!(p.stats().table_entries, 0, "an emptied set is dropped");
+        assert_eq!(p.pick(&t, &v, 2), None);
+        nodes[first.index()].up = true;
+        p.membership(&nodes, 3);
+        assert_eq!(p.pick(&t, &v, 3), Some(first), "the target returns to a node that is back");
+    }
+
+    #[test]
+    fn the_table_stays_within_its_cap() {
+        let mut spec = PolicySpec::new(PolicyKind::LardR);
+        spec.table_cap = 5;
+        let mut p = LardR::from_spec(&spec);
+        p.membership(&NodeState::uniform(2), 0);
+        let v = LoadView::new(2);
+        for k in 0..50 {
+            p.pick(&Target::from_key(k), &v, k);
+        }
+        let s = p.stats();
+        assert_eq!((s.table_entries, s.evictions), (5, 45));
+    }
+}

@@ -6,12 +6,19 @@
 //!
 //! Map of the crate:
 //! - [`node`]: node identity ([`NodeId`]) and membership ([`NodeState`]).
-//! - [`target`]: URL → [`Target`] (normalised key, tree prefix, content class).
+//! - [`target`]: [`Target`] (normalised key, tree prefix, content class).
+//! - [`mapper`]: URL → [`Target`] by a strict, documented rule ([`TargetMapper`]), with
+//!   [`percent`] (decoding and canonical spelling) and [`stable_hash`] (FNV-1a, mix64).
 //! - [`load`]: the [`LoadView`] a policy sees, one load number per node from a weighted formula.
 //! - [`policy`]: the [`Policy`] trait, the seam between mechanism and policy.
 //! - [`spec`]: [`PolicySpec`], a policy's name and parameters, and [`build`] to make one.
 //! - one file per policy: [`rr`], [`wrr`], [`least`], [`hash`], [`bounded`], [`lard`],
 //!   [`lard_r`], [`hacc`], [`class`].
+//! - [`ring`]: the consistent-hash ring shared by [`hash`] and [`bounded`].
+//! - shared by the placement policies: [`roster`] (eligible nodes, least-loaded selection
+//!   with rotating tie-breaks, LARD's overload test) and [`table`] (the target table,
+//!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
+//!   per-target node set.
 
 pub mod bounded;
 pub mod class;
@@ -21,14 +28,22 @@ pub mod lard;
 pub mod lard_r;
 pub mod least;
 pub mod load;
+pub mod mapper;
 pub mod node;
+pub mod percent;
 pub mod policy;
+pub mod ring;
+pub mod roster;
 pub mod rr;
+pub mod server_set;
 pub mod spec;
+pub mod stable_hash;
+pub mod table;
 pub mod target;
 pub mod wrr;
 
 pub use load::{LoadView, LoadWeights, NodeLoad};
+pub use mapper::{Mapped, MapperConfig, TargetError, TargetMapper};
 pub use node::{NodeId, NodeState};
 pub use policy::{Outcome, Policy, PolicyStats};
 pub use spec::{build, PolicyKind, PolicySpec, SpecError};

@@ -43,6 +43,9 @@ pub struct NodeLoad {
 pub struct LoadView {
     nodes: Vec<NodeLoad>,
     weights: LoadWeights,
+    /// Sum of `in_flight` over `nodes`, kept as they change: `bounded` reads it on every
+    /// pick, and summing 1,000 nodes each time would dominate the pick.
+    total_in_flight: u64,
 }
 
 impl LoadView {
@@ -52,7 +55,7 @@ impl LoadView {
     }
 
     pub fn with_weights(n: usize, weights: LoadWeights) -> Self {
-        LoadView { nodes: vec![NodeLoad::default(); n], weights }
+        LoadView { nodes: vec![NodeLoad::default(); n], weights, total_in_flight: 0 }
     }
 
     /// Number of node slots (ids `0..len`).
@@ -92,7 +95,7 @@ impl LoadView {
 
     /// Requests in flight over all nodes.
     pub fn total_in_flight(&self) -> u64 {
-        self.nodes.iter().map(|l| l.in_flight as u64).sum()
+        self.total_in_flight
     }
 
     pub fn node(&self, node: NodeId) -> NodeLoad {
@@ -103,12 +106,16 @@ impl LoadView {
     pub fn started(&mut self, node: NodeId) {
         self.resize(node.index() + 1);
         self.nodes[node.index()].in_flight += 1;
+        self.total_in_flight += 1;
     }
 
     /// A request on `node` finished (successfully or not).
     pub fn finished(&mut self, node: NodeId) {
         if let Some(l) = self.nodes.get_mut(node.index()) {
-            l.in_flight = l.in_flight.saturating_sub(1);
+            if l.in_flight > 0 {
+                l.in_flight -= 1;
+                self.total_in_flight -= 1;
+            }
         }
     }
 
@@ -137,6 +144,7 @@ mod tests {
         v.finished(NodeId(1));
         v.finished(NodeId(1));
         assert_eq!(v.in_flight(NodeId(1)), 0, "never below zero");
+        assert_eq!(v.total_in_flight(), 0);
         assert_eq!(v.load(NodeId(7)), 0.0, "unknown ids read as idle");
     }
 }

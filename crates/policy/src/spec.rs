@@ -88,6 +88,9 @@ pub struct PolicySpec {
     pub shrink_after: Nanos,
     /// `hacc`: offload when a node's load exceeds the least loaded by more than this.
     pub hacc_margin: f64,
+    /// `hacc`: subtrees move at most once per this interval, and request counts are kept
+    /// over the last two intervals (HACC's load monitor polled every 200 ms).
+    pub hacc_interval: Nanos,
     /// `class`: one pool per class; classes without a pool use every node not in a pool.
     pub classes: Vec<ClassPool>,
 }
@@ -102,6 +105,7 @@ impl PolicySpec {
             table_cap: 1 << 20,
             shrink_after: 20 * SECOND,
             hacc_margin: 20.0,
+            hacc_interval: SECOND / 5,
             classes: Vec::new(),
         }
     }
@@ -121,8 +125,19 @@ impl PolicySpec {
         if self.hacc_margin.is_nan() || self.hacc_margin < 0.0 {
             return bad("hacc_margin must be >= 0");
         }
+        if self.hacc_interval == 0 {
+            return bad("hacc_interval must be above 0");
+        }
         if self.classes.iter().any(|p| p.inner == PolicyKind::Class) {
             return bad("a class pool's inner policy cannot itself be `class`");
+        }
+        for (i, pool) in self.classes.iter().enumerate() {
+            if pool.nodes.is_empty() {
+                return bad("a class pool needs at least one node");
+            }
+            if self.classes[..i].iter().any(|p| p.class == pool.class) {
+                return bad("two class pools for the same class");
+            }
         }
         Ok(())
     }
@@ -144,6 +159,13 @@ pub fn build(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
     spec.validate()?;
     Ok(match spec.kind {
         PolicyKind::Rr => Box::new(crate::rr::RoundRobin::from_spec(spec)),
-        kind => return Err(SpecError::Invalid(format!("policy `{kind}` is not built yet"))),
+        PolicyKind::Wrr => Box::new(crate::wrr::WeightedRoundRobin::from_spec(spec)),
+        PolicyKind::Least => Box::new(crate::least::LeastLoaded::from_spec(spec)),
+        PolicyKind::Hash => Box::new(crate::hash::ConsistentHash::from_spec(spec)),
+        PolicyKind::Bounded => Box::new(crate::bounded::BoundedLoadHash::from_spec(spec)),
+        PolicyKind::Lard => Box::new(crate::lard::Lard::from_spec(spec)),
+        PolicyKind::LardR => Box::new(crate::lard_r::LardR::from_spec(spec)),
+        PolicyKind::Hacc => Box::new(crate::hacc::Hacc::from_spec(spec)),
+        PolicyKind::Class => Box::new(crate::class::Class::from_spec(spec)?),
     })
 }

@@ -1,4 +1,4 @@
-//! URL → Target: what counts as "the same thing" for locality.
+//! Target: what counts as "the same thing" for locality (made by [`crate::mapper`]).
 //!
 //! A [`Target`] is small and `Copy` so the simulator can move millions per second; the
 //! normalised path it stands for is returned beside it by the mapper for logs and admin.
@@ -14,6 +14,8 @@ pub struct ClassId(pub u8);
 impl ClassId {
     /// The class of anything no rule matched.
     pub const DEFAULT: ClassId = ClassId(0);
+    /// The class the default mapper rules give dynamic content (`/app/`, `.nsf`, `.cgi`, …).
+    pub const DYNAMIC: ClassId = ClassId(1);
 }
 
 /// What a request needs, as far as placement is concerned.

@@ -1,0 +1,143 @@
+//! Membership as the placement policies keep it, and least-loaded selection over it.
+//!
+//! The placement policies drop every placement on a node the moment it stops being
+//! eligible (down, left, weight 0), so a node that comes back starts empty and takes new
+//! targets like any other. [`Roster::update`] says when that is needed, so a caller that
+//! repeats an unchanged node list does not pay a walk over its table.
+
+use crate::{LoadView, NodeId, NodeState};
+
+/// The eligible nodes.
+#[derive(Clone, Debug, Default)]
+pub struct Roster {
+    /// Eligible nodes in id order: the scan order of least-loaded selection.
+    eligible: Vec<NodeId>,
+    /// Indexed by node id.
+    live: Vec<bool>,
+    /// Where the next least-loaded scan starts, so ties rotate over the nodes instead of
+    /// piling every new target of a cold cluster onto the first node.
+    cursor: usize,
+}
+
+impl Roster {
+    /// Take the current node list. Returns true when some node stopped being eligible,
+    /// i.e. when placements on it must be dropped.
+    pub fn update(&mut self, nodes: &[NodeState]) -> bool {
+        let len = nodes.iter().map(|n| n.id.index() + 1).max().unwrap_or(0).max(self.live.len());
+        let mut live = vec![false; len];
+        for n in nodes.iter().filter(|n| n.eligible()) {
+            live[n.id.index()] = true;
+        }
+        let lost = self.live.iter().zip(&live).any(|(was, is)| *was && !*is);
+        self.live = live;
+        self.eligible = (0..len).filter(|&i| self.live[i]).map(|i| NodeId(i as u32)).collect();
+        lost
+    }
+
+    /// Eligible nodes in id order.
+    pub fn eligible(&self) -> &[NodeId] {
+        &self.eligible
+    }
+
+    pub fn is_eligible(&self, node: NodeId) -> bool {
+        self.live.get(node.index()).copied().unwrap_or(false)
+    }
+
+    /// The least-loaded eligible node and its load, or `None` when no node is eligible.
+    /// Ties go to the first node at or after a cursor that advances on every call.
+    pub fn least_loaded(&mut self, view: &LoadView) -> Option<(NodeId, f64)> {
+        if self.eligible.is_empty() {
+            return None;
+        }
+        let start = self.cursor % self.eligible.len();
+        self.cursor = start + 1;
+        let (tail, head) = (&self.eligible[start..], &self.eligible[..start]);
+        least_of(tail.iter().chain(head).copied(), view)
+    }
+
+    /// The most and the least loaded eligible nodes with their loads (ties: lowest id).
+    pub fn extremes(&self, view: &LoadView) -> Option<((NodeId, f64), (NodeId, f64))> {
+        let least = least_of(self.eligible.iter().copied(), view)?;
+        let most = most_of(self.eligible.iter().copied(), view)?;
+        Some((most, least))
+    }
+}
+
+/// The first node of least load among `nodes`.
+pub fn least_of(nodes: impl Iterator<Item = NodeId>, view: &LoadView) -> Option<(NodeId, f64)> {
+    extreme_of(nodes, view, |load, best| load < best)
+}
+
+/// The first node of greatest load among `nodes`.
+pub fn most_of(nodes: impl Iterator<Item = NodeId>, view: &LoadView) -> Option<(NodeId, f64)> {
+    extreme_of(nodes, view, |load, best| load > best)
+}
+
+fn extreme_of(
+    nodes: impl Iterator<Item = NodeId>,
+    view: &LoadView,
+    better: impl Fn(f64, f64) -> bool,
+) -> Option<(NodeId, f64)> {
+    let mut best: Option<(NodeId, f64)> = None;
+    for node in nodes {
+        let load = view.load(node);
+        match best {
+            Some((_, b)) if !better(load, b) => {}
+            _ => best = Some((node, load)),
+        }
+    }
+    best
+}
+
+/// LARD's test for moving work off a node of load `load` when the least-loaded node has
+/// `least`: it is above T_high while some node is below T_low, or it is at 2·T_high.
+pub fn overloaded(load: f64, least: f64, t_low: f64, t_high: f64) -> bool {
+    (load > t_high && least < t_low) || load >= 2.0 * t_high
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ties_rotate_and_the_least_loaded_wins() {
+        let mut r = Roster::default();
+        r.update(&NodeState::uniform(3));
+        let mut v = LoadView::new(3);
+        let firsts: Vec<u32> = (0..4).map(|_| r.least_loaded(&v).unwrap().0 .0).collect();
+        assert_eq!(firsts, vec![0, 1, 2, 0]);
+        v.started(NodeId(0));
+        v.started(NodeId(2));
+        for _ in 0..3 {
+            assert_eq!(r.least_loaded(&v).unwrap().0, NodeId(1));
+        }
+        assert_eq!(r.extremes(&v).unwrap(), ((NodeId(0), 1.0), (NodeId(1), 0.0)));
+    }
+
+    #[test]
+    fn update_reports_lost_nodes_only() {
+        let mut r = Roster::default();
+        let mut nodes = NodeState::uniform(2);
+        assert!(!r.update(&nodes));
+        assert!(!r.update(&nodes), "an unchanged list loses nothing");
+        nodes[1].up = false;
+        assert!(r.update(&nodes));
+        assert_eq!(r.eligible(), &[NodeId(0)]);
+        nodes[1].up = true;
+        assert!(!r.update(&nodes), "a node coming back loses nothing");
+        assert!(r.is_eligible(NodeId(1)));
+        assert!(r.update(&nodes[..1]), "left");
+        assert!(!r.is_eligible(NodeId(1)));
+        nodes[0].weight = 0;
+        assert!(r.update(&nodes[..1]), "drained");
+        assert_eq!(r.least_loaded(&LoadView::new(2)), None);
+    }
+
+    #[test]
+    fn overload_has_both_lard_conditions() {
+        assert!(!overloaded(60.0, 10.0, 25.0, 65.0));
+        assert!(overloaded(66.0, 10.0, 25.0, 65.0));
+        assert!(!overloaded(66.0, 30.0, 25.0, 65.0));
+        assert!(overloaded(130.0, 30.0, 25.0, 65.0));
+    }
+}
