@@ -17,18 +17,17 @@ struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+/// Each variant's help text is its `Args` type's doc comment (in `cmd/`), so it is written once.
 enum Command {
-    /// Work with access logs and synthetic workloads (gen, stats, docroot).
     Trace(cmd::trace::Args),
-    /// Replay a trace on a simulated cluster and compare policies.
-    Sim(cmd::sim::Args),
+    Sim(Box<cmd::sim::Args>),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Trace(args) => cmd::trace::run(args),
-        Command::Sim(args) => cmd::sim::run(args),
+        Command::Sim(args) => cmd::sim::run(*args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,1 +1,35 @@
-//! Trace-driven cluster simulator (being written).
+//! Trace-driven cluster simulator in the spirit of the LARD paper's, running larder's
+//! own `policy` code at the front-end.
+//!
+//! Map of the crate:
+//! - `model.rs`: [`Model`], what a request costs a node's CPU and disk (paper defaults).
+//! - `config.rs`: [`SimConfig`], one run's settings (nodes, caches, policy, warm-up, S).
+//! - `engine.rs`: [`Simulator`], the discrete-event simulation itself.
+//! - `event_queue.rs`: future events: a FIFO per server, their heads in a 4-ary heap.
+//! - `ideal.rs`: [`ideal_hit_ratio`], the one-big-cache reference.
+//! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
+//! - `sweep.rs`: [`sweep`] over cluster sizes and policies, and [`NodeRange`] parsing.
+//! - `report.rs`: the readable table.
+//! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG.
+//! - `error.rs`: [`SimError`].
+
+mod config;
+mod engine;
+mod error;
+mod event_queue;
+mod ideal;
+mod model;
+mod report;
+mod result;
+mod svg;
+mod sweep;
+
+pub use config::{SimConfig, MAX_NODES};
+pub use engine::{Completion, Simulator};
+pub use error::SimError;
+pub use ideal::ideal_hit_ratio;
+pub use model::Model;
+pub use report::table;
+pub use result::{NodeResult, RunResult};
+pub use svg::throughput_svg;
+pub use sweep::{sweep, NodeRange};

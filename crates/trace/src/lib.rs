@@ -1,5 +1,47 @@
 //! Access logs and synthetic workloads for larder.
+//!
+//! Everything ends in a [`Workload`]: distinct targets (path, size) and compact requests
+//! (target, client, time). The simulator replays it, the load generator sends it, the
+//! docroot writer turns it into files a real server can serve.
+//!
+//! Map of the crate:
+//! - `workload.rs`: [`Workload`], [`TargetInfo`], [`WorkRequest`].
+//! - `clf.rs`: one Common/Combined Log Format line parsed from bytes ([`parse_line`]);
+//!   a workload written as a log ([`write_log`]).
+//! - `clftime.rs`: the CLF timestamp to and from epoch milliseconds.
+//! - `reader.rs`: open plain or gzip logs (by magic bytes), bounded line reading.
+//! - `skip.rs`: [`SkipReason`], why a line did not become a request.
+//! - `load.rs`: [`load_workload`] / [`load_reader`] with [`LoadOptions`] → [`LoadReport`].
+//! - `session.rs`: per-user [`sessions`] with think times.
+//! - `rng.rs`: the in-crate PRNG ([`Rng`]), so synthetic output never drifts.
+//! - `synth.rs`: synthetic document stores and request streams ([`generate`]).
+//! - `docroot.rs`: target → file mapping and the docroot writer.
+//! - `stats.rs`: [`Stats`], including the ideal-cache working-set curve.
+//! - `size.rs`: [`parse_size`] for sizes people write (`64MB`, `1.4MiB`).
+//! - `error.rs`: [`TraceError`].
 
+pub mod clf;
+pub mod clftime;
+pub mod docroot;
+mod error;
+pub mod load;
+pub mod reader;
+pub mod rng;
+pub mod session;
+mod size;
+mod skip;
+pub mod stats;
+pub mod synth;
 pub mod workload;
 
+pub use clf::{parse_line, write as write_log, write_file as write_log_file, LogLine};
+pub use docroot::{served_url, write_docroot, DocrootReport, MapError};
+pub use error::TraceError;
+pub use load::{load_reader, load_workload, LoadOptions, LoadReport};
+pub use rng::Rng;
+pub use session::{session_count, sessions, Session, SessionRequest, DEFAULT_IDLE_GAP_MS};
+pub use size::parse_size;
+pub use skip::SkipReason;
+pub use stats::{Coverage, Stats};
+pub use synth::{docs_for_dataset, generate, Popularity, SizeMix, SynthConfig};
 pub use workload::{TargetInfo, WorkRequest, Workload};

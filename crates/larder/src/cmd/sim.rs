@@ -1,9 +1,333 @@
-//! (being written)
+//! `larder sim`: replay a trace (or a generated workload) on a simulated cluster running
+//! larder's own policies, and print throughput, hit ratio, utilisation and imbalance.
 
-/// (being written)
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use cache::Kind;
+use policy::{PolicyKind, PolicySpec, SECOND};
+use serde::Serialize;
+use sim::{Model, NodeRange, RunResult, SimConfig, Simulator};
+use trace::{LoadOptions, Popularity, SizeMix, SynthConfig, Workload};
+
+/// Popularity of a generated workload.
+#[derive(clap::ValueEnum, Copy, Clone, Debug)]
+pub enum Generator {
+    /// Every document equally likely.
+    Uniform,
+    /// Zipf(alpha) over popularity ranks (see --alpha).
+    Zipf,
+}
+
+/// Replay a trace on a simulated cluster and compare policies.
+///
+/// The model: a front-end running a policy and n back-end nodes, each with a CPU,
+/// a disk and a bounded cache (LARD paper's model). Clients are closed-loop and always
+/// enough to keep the front-end at its limit S = (n−1)·T_high + T_low − 1 requests in
+/// flight, so the throughput shown is the cluster's capacity. Log times are ignored.
+///
+/// Example: larder sim --gen zipf --nodes 1..16 --policy wrr,lard,lard-r --svg out.svg
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Access log to replay (Common or Combined Log Format, plain or .gz).
+    #[arg(long, value_name = "FILE", required_unless_present = "gen", conflicts_with = "gen")]
+    pub trace: Option<PathBuf>,
+    /// Generate the workload instead of reading a log.
+    #[arg(long, value_enum, value_name = "POPULARITY")]
+    pub gen: Option<Generator>,
+    /// Generated requests.
+    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    pub requests: u64,
+    /// Generated documents [default: as many as make --dataset-mb].
+    #[arg(long, value_name = "N")]
+    pub docs: Option<u32>,
+    /// Generated data set size in MiB [default: 4 × --cache-mb, where locality pays].
+    #[arg(long, value_name = "MB", conflicts_with = "docs")]
+    pub dataset_mb: Option<f64>,
+    /// Zipf exponent of --gen zipf.
+    #[arg(long, default_value_t = 1.0, value_name = "A")]
+    pub alpha: f64,
+    /// Generated document sizes: `hacc` (HACC's long-tail mix) or `fixed:SIZE` (e.g. fixed:8KB).
+    #[arg(long, default_value = "hacc", value_name = "MIX")]
+    pub sizes: SizeMix,
+    /// Seed of the generated workload.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("not built yet")
+    /// Back-end nodes: a count, a range swept inclusively (1..16, 1..64:4) or a list (1,2,4,8).
+    #[arg(long, default_value = "8", value_name = "N|A..B")]
+    pub nodes: NodeRange,
+    /// Cache per node in MiB.
+    #[arg(long, default_value_t = 32.0, value_name = "MB")]
+    pub cache_mb: f64,
+    /// Cache replacement on every node: gds (GreedyDual-Size, as LARD simulated) or lru.
+    #[arg(long, default_value = "gds", value_name = "KIND")]
+    pub cache: Kind,
+    /// Policies to compare, comma-separated (rr, wrr, least, hash, bounded, lard, lard-r,
+    /// hacc), or `all` (every policy except `class`, which needs pools configured).
+    #[arg(long, default_value = "all", value_name = "P[,P…]|all")]
+    pub policy: String,
+
+    /// LARD T_low, in requests in flight [default: 25].
+    #[arg(long, value_name = "N")]
+    pub t_low: Option<f64>,
+    /// LARD T_high, in requests in flight [default: 65].
+    #[arg(long, value_name = "N")]
+    pub t_high: Option<f64>,
+    /// `bounded`: load bound factor c (HAProxy hash-balance-factor / 100) [default: 1.25].
+    #[arg(long, value_name = "C")]
+    pub balance_factor: Option<f64>,
+    /// Most target-table entries a policy keeps [default: 1048576].
+    #[arg(long, value_name = "N")]
+    pub table_cap: Option<usize>,
+    /// `lard-r`: a server set unchanged this long loses a node [default: 20].
+    #[arg(long, value_name = "SECONDS")]
+    pub shrink_after_secs: Option<f64>,
+    /// `hacc`: offload when a node's load exceeds the least loaded by more than this [default: 20].
+    #[arg(long, value_name = "LOAD")]
+    pub hacc_margin: Option<f64>,
+
+    /// CPU per connection set-up, µs [default: 145].
+    #[arg(long, value_name = "US")]
+    pub setup_us: Option<f64>,
+    /// CPU per connection tear-down, µs [default: 145].
+    #[arg(long, value_name = "US")]
+    pub teardown_us: Option<f64>,
+    /// CPU per transmit unit, µs [default: 40].
+    #[arg(long, value_name = "US")]
+    pub transmit_us: Option<f64>,
+    /// Bytes per transmit unit [default: 512].
+    #[arg(long, value_name = "BYTES")]
+    pub transmit_unit_bytes: Option<u64>,
+    /// Disk positioning per read, ms [default: 28].
+    #[arg(long, value_name = "MS")]
+    pub disk_read_ms: Option<f64>,
+    /// Disk time per block, µs [default: 410].
+    #[arg(long, value_name = "US")]
+    pub disk_block_us: Option<f64>,
+    /// Bytes per disk block [default: 4096].
+    #[arg(long, value_name = "BYTES")]
+    pub disk_block_bytes: Option<u64>,
+    /// Disk time per further chunk beyond the first, ms [default: 14].
+    #[arg(long, value_name = "MS")]
+    pub disk_chunk_ms: Option<f64>,
+    /// Bytes per disk chunk [default: 45056 (44 KiB)].
+    #[arg(long, value_name = "BYTES")]
+    pub disk_chunk_bytes: Option<u64>,
+
+    /// Share of the requests that only warms caches and tables (not measured).
+    #[arg(long, default_value_t = 0.2, value_name = "FRACTION")]
+    pub warmup: f64,
+    /// Requests the front-end admits at once [default: (n−1)·T_high + T_low − 1].
+    #[arg(long, value_name = "N")]
+    pub max_in_flight: Option<u64>,
+
+    /// One JSON object per run, one per line, instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw throughput vs cluster size, one line per policy, into this SVG file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Report wall time and replay speed (simulated requests per wall second) per run.
+    #[arg(long)]
+    pub timing: bool,
+}
+
+/// A JSON line with the replay speed added (`--timing`).
+#[derive(Serialize)]
+struct TimedResult<'a> {
+    #[serde(flatten)]
+    result: &'a RunResult,
+    wall_seconds: f64,
+    /// Simulated requests per second of wall time.
+    replay_rps: f64,
+    /// CPU time this thread spent on the run, where the kernel reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_seconds: Option<f64>,
+    /// Simulated requests per second of CPU time: the speed on an otherwise idle core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay_rps_cpu: Option<f64>,
+}
+
+/// CPU time of the calling thread so far (Linux `/proc/thread-self/schedstat`, in ns),
+/// so that replay speed can be told apart from contention on a shared machine.
+fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
+fn per_second(requests: u64, seconds: f64) -> f64 {
+    requests as f64 / seconds.max(1e-9)
+}
+
+fn micros(flag: &str, value: Option<f64>, scale: f64, default: u64) -> anyhow::Result<u64> {
+    match value {
+        None => Ok(default),
+        Some(v) if v.is_finite() && v >= 0.0 && v * scale < u64::MAX as f64 => {
+            Ok((v * scale).round() as u64)
+        }
+        Some(v) => bail!("--{flag} {v}: expected a finite number >= 0"),
+    }
+}
+
+fn mib(flag: &str, value: f64) -> anyhow::Result<u64> {
+    if !(0.0..=1e12).contains(&value) {
+        bail!("--{flag} {value}: expected a size in MiB >= 0");
+    }
+    Ok((value * 1024.0 * 1024.0).round() as u64)
+}
+
+impl Args {
+    fn model(&self) -> anyhow::Result<Model> {
+        let d = Model::default();
+        Ok(Model {
+            setup_ns: micros("setup-us", self.setup_us, 1e3, d.setup_ns)?,
+            teardown_ns: micros("teardown-us", self.teardown_us, 1e3, d.teardown_ns)?,
+            transmit_ns: micros("transmit-us", self.transmit_us, 1e3, d.transmit_ns)?,
+            transmit_unit_bytes: self.transmit_unit_bytes.unwrap_or(d.transmit_unit_bytes),
+            disk_read_ns: micros("disk-read-ms", self.disk_read_ms, 1e6, d.disk_read_ns)?,
+            disk_block_ns: micros("disk-block-us", self.disk_block_us, 1e3, d.disk_block_ns)?,
+            disk_block_bytes: self.disk_block_bytes.unwrap_or(d.disk_block_bytes),
+            disk_chunk_ns: micros("disk-chunk-ms", self.disk_chunk_ms, 1e6, d.disk_chunk_ns)?,
+            disk_chunk_bytes: self.disk_chunk_bytes.unwrap_or(d.disk_chunk_bytes),
+        })
+    }
+
+    fn policies(&self) -> anyhow::Result<Vec<PolicySpec>> {
+        let kinds: Vec<PolicyKind> = if self.policy.trim() == "all" {
+            PolicyKind::ALL.into_iter().filter(|k| *k != PolicyKind::Class).collect()
+        } else {
+            self.policy.split(',').map(|p| p.trim().parse()).collect::<Result<_, _>>()?
+        };
+        kinds
+            .into_iter()
+            .map(|kind| {
+                let mut spec = PolicySpec::new(kind);
+                spec.t_low = self.t_low.unwrap_or(spec.t_low);
+                spec.t_high = self.t_high.unwrap_or(spec.t_high);
+                spec.balance_factor = self.balance_factor.unwrap_or(spec.balance_factor);
+                spec.table_cap = self.table_cap.unwrap_or(spec.table_cap);
+                if let Some(secs) = self.shrink_after_secs {
+                    spec.shrink_after =
+                        micros("shrink-after-secs", Some(secs), SECOND as f64, spec.shrink_after)?;
+                }
+                spec.hacc_margin = self.hacc_margin.unwrap_or(spec.hacc_margin);
+                spec.validate()?;
+                Ok(spec)
+            })
+            .collect()
+    }
+
+    fn workload(&self) -> anyhow::Result<(Workload, String)> {
+        if let Some(path) = &self.trace {
+            // The trace error names the file already.
+            let (workload, report) = trace::load_workload(path, &LoadOptions::default())?;
+            eprintln!(
+                "{}: {} requests for {} targets ({:.1} MiB), {} lines skipped",
+                path.display(),
+                report.requests,
+                workload.targets.len(),
+                workload.dataset_bytes() as f64 / 1048576.0,
+                report.skipped_lines
+            );
+            let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into());
+            return Ok((workload, name));
+        }
+        let Some(gen) = self.gen else { bail!("give --trace FILE or --gen uniform|zipf") };
+        let popularity = match gen {
+            Generator::Uniform => Popularity::Uniform,
+            Generator::Zipf => Popularity::Zipf { alpha: self.alpha },
+        };
+        let docs = match self.docs {
+            Some(docs) => docs,
+            None => {
+                let bytes = mib("dataset-mb", self.dataset_mb.unwrap_or(4.0 * self.cache_mb))?;
+                trace::docs_for_dataset(bytes, self.sizes, self.seed)?
+            }
+        };
+        let config = SynthConfig {
+            docs,
+            requests: self.requests,
+            seed: self.seed,
+            sizes: self.sizes,
+            popularity,
+            ..SynthConfig::default()
+        };
+        let workload = trace::generate(&config)?;
+        let name = match popularity {
+            Popularity::Uniform => "uniform".to_string(),
+            Popularity::Zipf { alpha } => format!("zipf({alpha})"),
+        };
+        let name =
+            format!("{name}, {docs} docs, {:.0} MiB", workload.dataset_bytes() as f64 / 1048576.0);
+        Ok((workload, name))
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let policies = args.policies()?;
+    let base = SimConfig {
+        cache_kind: args.cache,
+        model: args.model()?,
+        warmup: args.warmup,
+        max_in_flight: args.max_in_flight,
+        ..SimConfig::new(1, mib("cache-mb", args.cache_mb)?, PolicySpec::new(PolicyKind::Rr))
+    };
+    let (workload, name) = args.workload()?;
+    let mut sim = Simulator::new(&workload);
+    let started = Instant::now();
+    let cpu_started = thread_cpu_seconds();
+    let mut cpu_mark = cpu_started;
+    let results = sim::sweep(&mut sim, &base, &args.nodes.0, &policies, |r, wall| {
+        let wall_seconds = wall.as_secs_f64();
+        let cpu_now = thread_cpu_seconds();
+        let cpu_seconds = cpu_now.zip(cpu_mark).map(|(now, mark)| now - mark);
+        cpu_mark = cpu_now;
+        let replay_rps_cpu = cpu_seconds.map(|cpu| per_second(r.requests, cpu));
+        if args.json {
+            let line = if args.timing {
+                serde_json::to_string(&TimedResult {
+                    result: r,
+                    wall_seconds,
+                    replay_rps: per_second(r.requests, wall_seconds),
+                    cpu_seconds,
+                    replay_rps_cpu,
+                })
+            } else {
+                serde_json::to_string(r)
+            };
+            match line {
+                Ok(line) => println!("{line}"),
+                Err(e) => eprintln!("larder sim: cannot write JSON: {e}"),
+            }
+        } else if args.timing {
+            eprintln!(
+                "{} at {} nodes: {wall_seconds:.2} s wall, {:.0} simulated requests/s{}",
+                r.policy,
+                r.nodes,
+                per_second(r.requests, wall_seconds),
+                replay_rps_cpu.map_or_else(String::new, |v| format!(" ({v:.0} per CPU second)"))
+            );
+        }
+    })?;
+    let wall = started.elapsed().as_secs_f64();
+    if !args.json {
+        println!("workload: {name}; cache {} MiB per node ({})", args.cache_mb, args.cache);
+        print!("{}", sim::table(&results, Some(wall)));
+        if let Some(cpu) = thread_cpu_seconds().zip(cpu_started).map(|(now, start)| now - start) {
+            let replayed: u64 = results.iter().map(|r| r.requests).sum();
+            println!(
+                "CPU time {cpu:.2} s: {:.0} simulated requests per CPU second",
+                per_second(replayed, cpu)
+            );
+        }
+    }
+    if let Some(path) = &args.svg {
+        let title = format!("throughput vs cluster size: {name}, {} MiB cache/node", args.cache_mb);
+        std::fs::write(path, sim::throughput_svg(&results, &title))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }

@@ -1,0 +1,70 @@
+//! What one simulation run is: cluster size, caches, policy, costs, measurement window.
+
+use cache::Kind;
+use policy::PolicySpec;
+
+use crate::{Model, SimError};
+
+/// Highest cluster size accepted, so a typo cannot ask for a billion nodes.
+pub const MAX_NODES: usize = 100_000;
+
+/// One run's settings.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// Back-end nodes (≥ 1).
+    pub nodes: usize,
+    /// Cache bytes per node.
+    pub cache_bytes: u64,
+    /// Replacement policy of every node's cache (GreedyDual-Size in the LARD paper).
+    pub cache_kind: Kind,
+    pub policy: PolicySpec,
+    pub model: Model,
+    /// Share of the requests, from the start, replayed only to warm the caches and
+    /// the policy's table: they are not measured. In `0.0..1.0`.
+    pub warmup: f64,
+    /// Requests the front-end admits at once; `None` for LARD's
+    /// S = (n−1)·T_high + T_low − 1 (from the policy's thresholds).
+    pub max_in_flight: Option<u64>,
+}
+
+impl SimConfig {
+    /// The paper's settings for `nodes` nodes with `cache_bytes` each, running `policy`.
+    pub fn new(nodes: usize, cache_bytes: u64, policy: PolicySpec) -> Self {
+        SimConfig {
+            nodes,
+            cache_bytes,
+            cache_kind: Kind::Gds,
+            policy,
+            model: Model::default(),
+            warmup: 0.2,
+            max_in_flight: None,
+        }
+    }
+
+    /// Requests in flight the front-end allows: LARD's S = (n−1)·T_high + T_low − 1,
+    /// which keeps every node between its thresholds, at least 1.
+    pub fn in_flight_limit(&self) -> u64 {
+        self.max_in_flight.unwrap_or_else(|| {
+            let s = (self.nodes.saturating_sub(1)) as f64 * self.policy.t_high + self.policy.t_low
+                - 1.0;
+            s.clamp(1.0, u32::MAX as f64) as u64
+        })
+    }
+
+    pub fn validate(&self) -> Result<(), SimError> {
+        let bad = |m: String| Err(SimError::Config(m));
+        if self.nodes == 0 || self.nodes > MAX_NODES {
+            return bad(format!("nodes must be in 1..={MAX_NODES}"));
+        }
+        if !(0.0..1.0).contains(&self.warmup) {
+            return bad("warmup must be a fraction in 0.0..1.0".into());
+        }
+        if matches!(self.max_in_flight, Some(0)) {
+            return bad("max_in_flight must be at least 1".into());
+        }
+        if self.in_flight_limit() > u32::MAX as u64 - 1 {
+            return bad("max_in_flight is too large".into());
+        }
+        self.policy.validate().map_err(SimError::Policy)
+    }
+}

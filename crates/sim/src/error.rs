@@ -1,0 +1,18 @@
+//! Why a simulation could not run.
+
+/// A simulation error; the message says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("invalid simulation settings: {0}")]
+    Config(String),
+    #[error(transparent)]
+    Policy(#[from] policy::SpecError),
+    #[error("the workload has no requests")]
+    EmptyWorkload,
+    #[error("request {index} names target {target}, but the workload has {targets} targets")]
+    BadTarget { index: u64, target: u32, targets: usize },
+    #[error("policy `{policy}` found no node for request {index} with every node up")]
+    NoNode { policy: String, index: u64 },
+    #[error("policy `{policy}` picked node {node} of a {nodes}-node cluster")]
+    BadNode { policy: String, node: u32, nodes: usize },
+}
