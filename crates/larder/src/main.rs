@@ -21,6 +21,7 @@ struct Cli {
 enum Command {
     Trace(cmd::trace::Args),
     Sim(Box<cmd::sim::Args>),
+    Bench(Box<cmd::bench::Args>),
 }
 
 fn main() -> std::process::ExitCode {
@@ -28,6 +29,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Trace(args) => cmd::trace::run(args),
         Command::Sim(args) => cmd::sim::run(*args),
+        Command::Bench(args) => cmd::bench::run(*args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,4 +1,5 @@
 //! One module per subcommand; each has `Args` (clap) and `run(args) -> anyhow::Result<()>`.
 
+pub mod bench;
 pub mod sim;
 pub mod trace;

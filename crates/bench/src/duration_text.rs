@@ -1,0 +1,44 @@
+//! Durations as people type them on a command line: `500ms`, `10s`, `2m`, `1h`, or `1.5`
+//! (seconds).
+
+use std::time::Duration;
+
+use crate::error::BenchError;
+
+/// Parse `text` as a non-negative duration; a bare number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, BenchError> {
+    let bad = || BenchError::BadDuration { text: text.to_string() };
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let seconds = match unit.trim() {
+        "ms" => value / 1000.0,
+        "" | "s" => value,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(bad()),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_and_bare_seconds() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for text in ["", "s", "10x", "-1s", "1e999", "..s"] {
+            assert!(parse_duration(text).is_err(), "{text:?} should be rejected");
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The report as one self-contained HTML page: inline CSS and inline SVG charts, no script
+//! and no external resource, so it opens anywhere, offline, and screenshots reliably.
+
+use std::fmt::Write;
+
+use crate::report::Report;
+use crate::svg::{bar_chart, escape, line_chart, Series};
+use crate::table::render;
+
+/// Render `report` as an HTML page.
+pub fn render_html(report: &Report) -> String {
+    let mut body = String::new();
+    let _ = write!(body, "<h1>larder bench: {}</h1>", escape(&report.target));
+    let _ = write!(body, "<pre>{}</pre>", escape(&render(report)));
+    body.push_str(&over_time(report));
+    body.push_str(&distribution(report));
+    body.push_str(&nodes(report));
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>larder bench: {}</title>\
+         <style>body{{font-family:sans-serif;margin:24px;color:#222}}pre{{background:#f6f6f6;padding:12px;\
+         font-size:12px;overflow-x:auto}}.charts{{display:flex;flex-wrap:wrap;gap:16px}}\
+         svg{{background:#fff;border:1px solid #ccc}}</style></head><body>{body}</body></html>\n",
+        escape(&report.target)
+    )
+}
+
+/// Throughput and latency percentiles per epoch (and users, for a ramp).
+fn over_time(report: &Report) -> String {
+    let at = |e: &crate::report::EpochReport| e.start_s + e.duration_s;
+    let rps = Series {
+        name: "req/s",
+        color: "#4c78a8",
+        points: report.epochs.iter().map(|e| (at(e), e.summary.throughput_rps)).collect(),
+    };
+    let latency = |name, color, pick: fn(&crate::latency::LatencySummary) -> f64| Series {
+        name,
+        color,
+        points: report.epochs.iter().map(|e| (at(e), pick(&e.summary.latency_ms))).collect(),
+    };
+    let mut out = String::from("<h2>Over time</h2><div class=\"charts\">");
+    out.push_str(&line_chart("Throughput per epoch", "seconds", "requests/s", &[rps], None));
+    out.push_str(&line_chart(
+        "Latency per epoch",
+        "seconds",
+        "milliseconds",
+        &[
+            latency("p50", "#54a24b", |l| l.p50),
+            latency("p90", "#f58518", |l| l.p90),
+            latency("p99", "#e45756", |l| l.p99),
+        ],
+        None,
+    ));
+    if report.mode == "ramp" {
+        let users = Series {
+            name: "users",
+            color: "#72b7b2",
+            points: report.epochs.iter().map(|e| (at(e), f64::from(e.users))).collect(),
+        };
+        out.push_str(&line_chart("Users per epoch", "seconds", "users", &[users], None));
+    }
+    out.push_str("</div>");
+    out
+}
+
+/// Latency by percentile on the usual HDR axis, where each step right is a tenfold rarer
+/// tail (90%, 99%, 99.9%, ...).
+fn distribution(report: &Report) -> String {
+    let tail_x = |percentile: f64| {
+        let tail = (1.0 - percentile / 100.0).max(1e-7);
+        -tail.log10()
+    };
+    let points = report.latency_distribution.iter().map(|&(p, ms)| (tail_x(p), ms)).collect();
+    let labels: Vec<(f64, String)> = ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i as f64, l.to_string()))
+        .collect();
+    let series = Series { name: "latency", color: "#4c78a8", points };
+    format!(
+        "<h2>Latency distribution</h2><div class=\"charts\">{}</div>",
+        line_chart("Latency by percentile", "percentile", "milliseconds", &[series], Some(&labels))
+    )
+}
+
+/// Each node's share of the responses, from `X-Larder-Node`.
+fn nodes(report: &Report) -> String {
+    let nodes = &report.total.nodes;
+    if nodes.is_empty() {
+        return "<h2>Per-node share</h2><p>No response carried X-Larder-Node.</p>".to_string();
+    }
+    let named: u64 = nodes.values().sum();
+    let bars: Vec<(String, f64)> =
+        nodes.iter().map(|(n, c)| (n.clone(), 100.0 * *c as f64 / named as f64)).collect();
+    format!(
+        "<h2>Per-node share</h2><div class=\"charts\">{}</div>",
+        bar_chart("Share of requests per node", &bars, "%")
+    )
+}
