@@ -22,6 +22,8 @@ enum Command {
     Trace(cmd::trace::Args),
     Sim(Box<cmd::sim::Args>),
     Bench(Box<cmd::bench::Args>),
+    /// Front-end smart router: per-request, locality-aware dispatch to the nodes.
+    Route(cmd::route::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -30,6 +32,7 @@ fn main() -> std::process::ExitCode {
         Command::Trace(args) => cmd::trace::run(args),
         Command::Sim(args) => cmd::sim::run(*args),
         Command::Bench(args) => cmd::bench::run(*args),
+        Command::Route(args) => cmd::route::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,5 +1,6 @@
 //! One module per subcommand; each has `Args` (clap) and `run(args) -> anyhow::Result<()>`.
 
 pub mod bench;
+pub mod route;
 pub mod sim;
 pub mod trace;

@@ -1,0 +1,31 @@
+//! HTTP/1.1 building blocks shared by `larder node` and `larder route`.
+//!
+//! Map of the crate:
+//! - [`limits`]: the configurable bounds a request head must respect ([`Limits`]).
+//! - [`request`]: request-head parsing on top of `httparse` ([`parse_head`], [`RequestHead`]),
+//!   typed errors that know their status ([`ParseError`]), and keep-alive semantics for
+//!   HTTP/1.0 and HTTP/1.1 ([`RequestHead::keep_alive`]).
+//! - [`response`]: status codes with reason phrases ([`Status`]) and a response-head writer
+//!   ([`ResponseHead`]).
+//! - [`framing`]: where a message body ends (RFC 9112 §6), refusing every ambiguity that
+//!   request smuggling needs ([`BodyFraming`], [`FramingError`]).
+//! - [`chunked`]: a strict, streaming chunked decoder and the encoder ([`ChunkedDecoder`]).
+//! - [`date`]: IMF-fixdate formatting and parsing (the two obsolete formats are accepted on
+//!   input), and a per-second cache of the formatted `Date` ([`DateCache`]).
+//!
+//! Nothing here does I/O: callers own their sockets and buffers, so the same code serves an
+//! event loop, a thread per connection or a test.
+
+pub mod chunked;
+pub mod date;
+pub mod framing;
+pub mod limits;
+pub mod request;
+pub mod response;
+
+pub use chunked::{ChunkError, ChunkEvent, ChunkLimits, ChunkedDecoder};
+pub use date::{format_http_date, parse_http_date, CivilTime, DateCache};
+pub use framing::{BodyFraming, FramingError};
+pub use limits::Limits;
+pub use request::{parse_head, Header, Method, ParseError, RequestHead, Version};
+pub use response::{ResponseHead, Status};

@@ -1,0 +1,20 @@
+//! Bounds on what a client may send in a request head.
+
+/// Limits applied while parsing a request head. The defaults match what common servers
+/// accept (nginx allows 8 KiB lines and 32 KiB of headers), so real clients never hit them
+/// while a hostile one cannot make the server buffer without end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of the whole head (request line and header fields, up to the blank line).
+    pub max_header_bytes: usize,
+    /// Number of header fields.
+    pub max_headers: usize,
+    /// Bytes of the request target (the URI in the request line).
+    pub max_uri_len: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_header_bytes: 16 * 1024, max_headers: 64, max_uri_len: 8 * 1024 }
+    }
+}

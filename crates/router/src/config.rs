@@ -1,0 +1,514 @@
+//! The router's configuration: one TOML file (`examples/router.toml` explains every key),
+//! or the same structure filled from command-line flags.
+//!
+//! Every limit and timeout has a safe default, so a file needs only `[[nodes]]`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use policy::mapper::{ClassRule, PathMatch, ViewRule};
+use policy::{ClassId, LoadWeights, MapperConfig, NodeId, PolicyKind, PolicySpec, SECOND};
+use serde::Deserialize;
+
+use crate::RouterError;
+use http1::ChunkLimits;
+
+/// Everything the router needs to run; reloadable except the listen addresses.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RouterConfig {
+    /// Traffic listener (used by `larder route`; `serve` takes a bound listener).
+    pub listen: SocketAddr,
+    /// Worker threads; 0 means one per core.
+    pub threads: usize,
+    /// Add `X-Larder-Node: <node name>` to every response.
+    pub node_header: bool,
+    /// Token sent in `Via` (`1.1 <via>`).
+    pub via: String,
+    /// Combined Log Format access log: a path, `-` for stdout, empty for none.
+    pub access_log: String,
+    pub nodes: Vec<NodeConfig>,
+    pub policy: PolicyConfig,
+    pub mapping: MappingConfig,
+    pub admin: AdminConfig,
+    pub load: LoadConfig,
+    pub health: HealthConfig,
+    pub limits: Limits,
+    pub timeouts: Timeouts,
+}
+
+impl Default for RouterConfig {
+    fn default() -> Self {
+        RouterConfig {
+            listen: SocketAddr::from(([0, 0, 0, 0], 8080)),
+            threads: 0,
+            node_header: false,
+            via: "larder".to_string(),
+            access_log: String::new(),
+            nodes: Vec::new(),
+            policy: PolicyConfig::default(),
+            mapping: MappingConfig::default(),
+            admin: AdminConfig::default(),
+            load: LoadConfig::default(),
+            health: HealthConfig::default(),
+            limits: Limits::default(),
+            timeouts: Timeouts::default(),
+        }
+    }
+}
+
+/// One back-end node.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    pub addr: SocketAddr,
+    /// Shown in `X-Larder-Node`, `/stats` and the access log; defaults to the address.
+    #[serde(default)]
+    pub name: String,
+    /// Relative capacity; 0 drains the node (no new work).
+    #[serde(default = "one")]
+    pub weight: u32,
+    /// Poll this node's `/.larder/load` (larder nodes offer it; nginx does not).
+    #[serde(default)]
+    pub load_report: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl NodeConfig {
+    pub fn new(addr: SocketAddr) -> Self {
+        NodeConfig { addr, name: String::new(), weight: 1, load_report: false }
+    }
+
+    /// The node's display name.
+    pub fn display_name(&self) -> String {
+        if self.name.is_empty() {
+            self.addr.to_string()
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// The policy and its parameters (see `policy::PolicySpec` for their meaning).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    pub kind: String,
+    pub t_low: f64,
+    pub t_high: f64,
+    pub balance_factor: f64,
+    pub table_cap: usize,
+    pub shrink_after_ms: u64,
+    pub hacc_margin: f64,
+    pub classes: Vec<ClassPoolConfig>,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        let spec = PolicySpec::new(PolicyKind::Rr);
+        PolicyConfig {
+            kind: "rr".to_string(),
+            t_low: spec.t_low,
+            t_high: spec.t_high,
+            balance_factor: spec.balance_factor,
+            table_cap: spec.table_cap,
+            shrink_after_ms: spec.shrink_after / (SECOND / 1000),
+            hacc_margin: spec.hacc_margin,
+            classes: Vec::new(),
+        }
+    }
+}
+
+/// A pool of nodes (by name or address) for one content class (policy `class`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClassPoolConfig {
+    pub class: u8,
+    pub nodes: Vec<String>,
+    #[serde(default = "rr")]
+    pub inner: String,
+}
+
+fn rr() -> String {
+    "rr".to_string()
+}
+
+/// URL → target mapping (see `policy::mapper` for the rule).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MappingConfig {
+    /// The query is part of a target's key (off: a static file ignores its query).
+    pub query_in_key: bool,
+    /// Directory levels in a target's tree (HACC assigns subtrees).
+    pub tree_depth: usize,
+    /// Rules keying dynamic URLs by their view; absent means the mapper's defaults
+    /// (Domino `*.nsf` and larder node's `/app`).
+    pub views: Option<Vec<RuleConfig>>,
+    /// Rules giving paths a content class; absent means the mapper's defaults.
+    pub classes: Option<Vec<RuleConfig>>,
+}
+
+impl Default for MappingConfig {
+    fn default() -> Self {
+        let m = MapperConfig::default();
+        MappingConfig {
+            query_in_key: m.query_in_key,
+            tree_depth: m.tree_depth,
+            views: None,
+            classes: None,
+        }
+    }
+}
+
+/// One mapping rule: exactly one of `prefix` or `extension`, with `levels` (views) or
+/// `class` (classes).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    pub prefix: Option<String>,
+    pub extension: Option<String>,
+    #[serde(default)]
+    pub levels: usize,
+    #[serde(default)]
+    pub class: u8,
+}
+
+impl RuleConfig {
+    fn matcher(&self) -> Result<PathMatch, RouterError> {
+        match (&self.prefix, &self.extension) {
+            (Some(p), None) => Ok(PathMatch::Prefix(p.clone())),
+            (None, Some(e)) => Ok(PathMatch::Extension(e.clone())),
+            _ => Err(RouterError::Config(
+                "a mapping rule needs exactly one of `prefix` or `extension`".to_string(),
+            )),
+        }
+    }
+}
+
+/// The admin listener (`/stats`, `/metrics`, `/targets`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdminConfig {
+    /// Empty disables the admin listener.
+    pub listen: String,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        AdminConfig { listen: "127.0.0.1:9090".to_string() }
+    }
+}
+
+/// The load monitor: HACC polled every node's load every 200 ms.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoadConfig {
+    pub poll_ms: u64,
+    pub path: String,
+    /// Weight of requests in flight (observed by the router itself).
+    pub w_in_flight: f64,
+    /// Weight of the reported CPU percentage.
+    pub w_cpu: f64,
+    /// Weight of the reported disk percentage.
+    pub w_disk: f64,
+    /// For nodes that report a disk read rate rather than a percentage: the rate that
+    /// counts as 100%.
+    pub disk_full_mb_per_sec: f64,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        let w = LoadWeights::default();
+        LoadConfig {
+            poll_ms: 200,
+            path: "/.larder/load".to_string(),
+            w_in_flight: w.in_flight,
+            w_cpu: w.cpu,
+            w_disk: w.disk,
+            disk_full_mb_per_sec: 100.0,
+        }
+    }
+}
+
+impl LoadConfig {
+    pub fn weights(&self) -> LoadWeights {
+        LoadWeights { in_flight: self.w_in_flight, cpu: self.w_cpu, disk: self.w_disk }
+    }
+}
+
+/// Active checks, passive ejection and slow start.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HealthConfig {
+    /// Path probed with GET; empty disables active checks (then an ejected node is tried
+    /// again after `eject_ms`).
+    pub path: String,
+    pub interval_ms: u64,
+    pub timeout_ms: u64,
+    /// Consecutive good checks that bring a down node back.
+    pub rise: u32,
+    /// Consecutive failures (checks or requests) that take a node down. A refused or
+    /// timed-out connect takes it down at once.
+    pub fall: u32,
+    /// Without active checks, how long an ejected node stays out.
+    pub eject_ms: u64,
+    /// A node that comes back ramps its weight from 1% to 100% over this long.
+    pub slow_start_ms: u64,
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig {
+            path: String::new(),
+            interval_ms: 1000,
+            timeout_ms: 1000,
+            rise: 2,
+            fall: 3,
+            eject_ms: 5000,
+            slow_start_ms: 10_000,
+        }
+    }
+}
+
+/// Size limits; every one is enforced with a clear status, never a panic.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Request or response head, request line included (431 / 502 beyond it).
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+    /// 414 beyond it.
+    pub max_uri_bytes: usize,
+    /// Client connections open at once; more wait in the kernel's accept queue.
+    pub max_connections: usize,
+    /// Idle pooled upstream connections kept per node.
+    pub pool_idle_per_node: usize,
+    /// Request body size; 0 means unlimited (bodies stream, memory stays bounded).
+    pub max_body_bytes: u64,
+    pub max_chunk_line_bytes: usize,
+    pub max_trailer_bytes: usize,
+    /// Relay buffer per direction.
+    pub buffer_bytes: usize,
+    /// Hot-target table size for `/targets`.
+    pub hot_targets: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_header_bytes: 16 * 1024,
+            max_headers: 100,
+            max_uri_bytes: 8 * 1024,
+            max_connections: 10_000,
+            pool_idle_per_node: 128,
+            max_body_bytes: 0,
+            max_chunk_line_bytes: 4096,
+            max_trailer_bytes: 16 * 1024,
+            buffer_bytes: 32 * 1024,
+            hot_targets: 4096,
+        }
+    }
+}
+
+impl Limits {
+    pub fn chunk_limits(&self) -> ChunkLimits {
+        ChunkLimits { max_line: self.max_chunk_line_bytes, max_trailer: self.max_trailer_bytes }
+    }
+}
+
+/// Timeouts, in milliseconds.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timeouts {
+    /// From a request's first byte to the end of its head (408 beyond it).
+    pub header_ms: u64,
+    /// A keep-alive client connection with no request in progress.
+    pub idle_ms: u64,
+    pub upstream_connect_ms: u64,
+    /// From the end of the request to the response head.
+    pub upstream_response_ms: u64,
+    /// Longest pause while relaying a body in either direction.
+    pub body_ms: u64,
+    /// A pooled upstream connection idle longer than this is closed, not reused.
+    pub pool_idle_ms: u64,
+    /// On SIGTERM, how long in-flight requests get to finish.
+    pub drain_ms: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            header_ms: 10_000,
+            idle_ms: 60_000,
+            upstream_connect_ms: 2_000,
+            upstream_response_ms: 30_000,
+            body_ms: 60_000,
+            pool_idle_ms: 4_000,
+            drain_ms: 30_000,
+        }
+    }
+}
+
+pub(crate) fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+impl RouterConfig {
+    /// Parse a TOML document and check it.
+    pub fn from_toml(text: &str) -> Result<RouterConfig, RouterError> {
+        let config: RouterConfig =
+            toml::from_str(text).map_err(|e| RouterError::Config(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Read and parse a TOML file.
+    pub fn load(path: &std::path::Path) -> Result<RouterConfig, RouterError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| RouterError::Config(format!("{}: {e}", path.display())))?;
+        Self::from_toml(&text)
+    }
+
+    /// The policy spec this config describes. Class pools name nodes by name or address;
+    /// `ids[i]` is the router's id of `nodes[i]` (ids follow addresses across reloads).
+    pub fn policy_spec(&self, ids: &[NodeId]) -> Result<PolicySpec, RouterError> {
+        let p = &self.policy;
+        let kind: PolicyKind = p.kind.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
+        let mut spec = PolicySpec::new(kind);
+        spec.t_low = p.t_low;
+        spec.t_high = p.t_high;
+        spec.balance_factor = p.balance_factor;
+        spec.table_cap = p.table_cap;
+        spec.shrink_after = p.shrink_after_ms.saturating_mul(SECOND / 1000);
+        spec.hacc_margin = p.hacc_margin;
+        for pool in &p.classes {
+            let inner = pool.inner.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
+            let nodes =
+                pool.nodes.iter().map(|n| self.node_named(n, ids)).collect::<Result<_, _>>()?;
+            spec.classes.push(policy::spec::ClassPool { class: ClassId(pool.class), nodes, inner });
+        }
+        spec.validate().map_err(|e| RouterError::Config(e.to_string()))?;
+        Ok(spec)
+    }
+
+    /// The id of the node named `name` (its name or address).
+    fn node_named(&self, name: &str, ids: &[NodeId]) -> Result<NodeId, RouterError> {
+        self.nodes
+            .iter()
+            .position(|n| n.display_name() == name || n.addr.to_string() == name)
+            .and_then(|i| ids.get(i).copied())
+            .ok_or_else(|| RouterError::Config(format!("class pool names unknown node `{name}`")))
+    }
+
+    /// The mapper's configuration; URIs are bounded by `limits.max_uri_bytes`.
+    pub fn mapper_config(&self) -> Result<MapperConfig, RouterError> {
+        let m = &self.mapping;
+        let mut c = MapperConfig {
+            max_uri_len: self.limits.max_uri_bytes,
+            query_in_key: m.query_in_key,
+            tree_depth: m.tree_depth,
+            ..MapperConfig::default()
+        };
+        if let Some(views) = &m.views {
+            c.view_rules = views
+                .iter()
+                .map(|r| Ok(ViewRule { matcher: r.matcher()?, levels: r.levels }))
+                .collect::<Result<_, RouterError>>()?;
+        }
+        if let Some(classes) = &m.classes {
+            c.class_rules = classes
+                .iter()
+                .map(|r| Ok(ClassRule { matcher: r.matcher()?, class: ClassId(r.class) }))
+                .collect::<Result<_, RouterError>>()?;
+        }
+        Ok(c)
+    }
+
+    /// Ids in config order: what a fresh router assigns.
+    pub fn config_order_ids(&self) -> Vec<NodeId> {
+        (0..self.nodes.len()).map(|i| NodeId(i as u32)).collect()
+    }
+
+    /// Check everything that can be checked without opening a socket.
+    pub fn validate(&self) -> Result<(), RouterError> {
+        let bad = |m: &str| Err(RouterError::Config(m.to_string()));
+        if self.nodes.is_empty() {
+            return bad("at least one node is needed");
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
+                return Err(RouterError::Config(format!("node {} is listed twice", n.addr)));
+            }
+        }
+        self.policy_spec(&self.config_order_ids())?;
+        self.mapper_config()?;
+        let l = &self.limits;
+        if l.max_header_bytes < 64 || l.max_headers == 0 || l.max_uri_bytes == 0 {
+            return bad("limits: max_header_bytes >= 64, max_headers and max_uri_bytes >= 1");
+        }
+        if l.max_connections == 0
+            || l.max_connections > 1_000_000
+            || l.buffer_bytes < 1024
+            || l.max_chunk_line_bytes < 3
+        {
+            return bad("limits: max_connections in 1..=1000000, buffer_bytes >= 1024, max_chunk_line_bytes >= 3");
+        }
+        let t = &self.timeouts;
+        if [t.header_ms, t.idle_ms, t.upstream_connect_ms, t.upstream_response_ms, t.body_ms]
+            .contains(&0)
+        {
+            return bad("timeouts must be above 0 ms");
+        }
+        let h = &self.health;
+        if h.rise == 0 || h.fall == 0 || h.interval_ms == 0 || h.timeout_ms == 0 {
+            return bad("health: rise, fall, interval_ms and timeout_ms must be above 0");
+        }
+        if self.load.poll_ms == 0 {
+            return bad("load.poll_ms must be above 0");
+        }
+        let w = self.load.weights();
+        if [w.in_flight, w.cpu, w.disk].iter().any(|x| !x.is_finite() || *x < 0.0) {
+            return bad("load weights must be finite and >= 0");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_config_parses() {
+        let text = include_str!("../../../examples/router.toml");
+        let c = RouterConfig::from_toml(text).unwrap();
+        assert_eq!(c.nodes.len(), 3);
+        assert_eq!(c.policy_spec(&c.config_order_ids()).unwrap().kind, PolicyKind::Lard);
+    }
+
+    #[test]
+    fn a_minimal_config_takes_defaults() {
+        let c = RouterConfig::from_toml("[[nodes]]\naddr = \"127.0.0.1:1\"\n").unwrap();
+        assert_eq!(c.limits, Limits::default());
+        assert_eq!(c.nodes[0].weight, 1);
+        assert_eq!(c.load.poll_ms, 200);
+    }
+
+    #[test]
+    fn bad_configs_say_why() {
+        for (text, want) in [
+            ("", "at least one node"),
+            ("[[nodes]]\naddr = \"nonsense\"\n", "invalid"),
+            ("bogus = 1\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "unknown field"),
+            ("[policy]\nkind = \"zz\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "unknown policy"),
+            ("[timeouts]\nidle_ms = 0\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "above 0"),
+            ("[[nodes]]\naddr = \"127.0.0.1:1\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "twice"),
+        ] {
+            let err = RouterConfig::from_toml(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+}

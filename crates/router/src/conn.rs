@@ -1,0 +1,482 @@
+//! One client connection, and the walk of each request on it, as a straight line:
+//! read and parse the head → map the URL to a target → the policy picks a node → take a
+//! pooled upstream connection → relay the request and the response → tell the cluster
+//! (in-flight count, latency, stats, the policy's `done`) → next request.
+//!
+//! Every request on a keep-alive connection is dispatched on its own (extended LARD's
+//! per-request distribution), so consecutive requests may go to different nodes.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http1::{BodyFraming, ParseError, Status};
+use policy::{Mapped, Outcome, Target};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use crate::access_log::{AccessEntry, AccessLog};
+use crate::body::{self, BodyError, BodyPlan, SourceError};
+use crate::buf::IoBuf;
+use crate::cluster::{Cluster, Dispatch, Failure, Settings};
+use crate::config::ms;
+use crate::head::{self, ClientBody, Rejection, Request, ResponseRules};
+
+/// Whether the client connection goes on after a request.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Flow {
+    KeepAlive,
+    Close,
+}
+
+/// A request that got an upstream response.
+struct Done {
+    status: u16,
+    bytes: u64,
+    upstream_time: Duration,
+    flow: Flow,
+}
+
+/// Why one attempt at a node did not complete.
+#[derive(Debug)]
+enum Fault {
+    /// Could not connect: the node is ejected at once.
+    Connect,
+    /// A pooled connection turned out closed before any response byte.
+    Stale,
+    /// The node broke the exchange (reset, early close, garbage).
+    Upstream,
+    /// The node did not answer in time.
+    UpstreamTimeout,
+    /// The client broke the exchange; answer with the rejection if there is one.
+    Client(Option<Rejection>),
+}
+
+struct AttemptError {
+    fault: Fault,
+    /// Bytes of the response already went to the client: nothing can be retried or sent.
+    response_started: bool,
+}
+
+impl AttemptError {
+    fn before(fault: Fault) -> Self {
+        AttemptError { fault, response_started: false }
+    }
+
+    fn node_failure(&self) -> Option<Failure> {
+        match self.fault {
+            Fault::Connect => Some(Failure::Connect),
+            Fault::Upstream | Fault::UpstreamTimeout => Some(Failure::Exchange),
+            Fault::Stale | Fault::Client(_) => None,
+        }
+    }
+}
+
+pub(crate) struct Connection {
+    stream: TcpStream,
+    peer: SocketAddr,
+    cluster: Arc<Cluster>,
+    access_log: Option<Arc<AccessLog>>,
+    drain: watch::Receiver<bool>,
+    client_buf: IoBuf,
+    upstream_buf: IoBuf,
+    out: Vec<u8>,
+}
+
+impl Connection {
+    pub(crate) fn new(
+        stream: TcpStream,
+        peer: SocketAddr,
+        cluster: Arc<Cluster>,
+        access_log: Option<Arc<AccessLog>>,
+        drain: watch::Receiver<bool>,
+    ) -> Self {
+        let limits = &cluster.settings().config.limits;
+        let size = limits.buffer_bytes.max(limits.max_header_bytes + 1);
+        Connection {
+            stream,
+            peer,
+            access_log,
+            drain,
+            client_buf: IoBuf::new(size),
+            upstream_buf: IoBuf::new(size),
+            out: Vec::with_capacity(size),
+            cluster,
+        }
+    }
+
+    /// Serve requests until the client leaves, an error closes the connection, or the
+    /// router drains.
+    pub(crate) async fn run(mut self) {
+        let _ = self.stream.set_nodelay(true);
+        let mut first = true;
+        loop {
+            let settings = self.cluster.settings();
+            let request = match self.read_request(&settings, first).await {
+                Ok(Some(r)) => r,
+                Ok(None) => return,
+                Err(rejection) => {
+                    self.reject(&settings, &rejection, None).await;
+                    return;
+                }
+            };
+            first = false;
+            if self.exchange(&settings, request).await == Flow::Close {
+                return;
+            }
+        }
+    }
+
+    /// Read the next request head. `Ok(None)`: the client left or went idle, or the
+    /// router is draining. A head must complete within `header_ms` of its first byte,
+    /// however slowly it trickles in.
+    async fn read_request(
+        &mut self,
+        settings: &Settings,
+        first: bool,
+    ) -> Result<Option<Request>, Rejection> {
+        let t = &settings.config.timeouts;
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            if !self.client_buf.is_empty() {
+                let parsed = head::parse_request(
+                    self.client_buf.filled(),
+                    self.peer.ip(),
+                    &settings.head_limits,
+                    &settings.config.via,
+                )?;
+                if let Some((len, request)) = parsed {
+                    self.client_buf.consume(len);
+                    return Ok(Some(request));
+                }
+                if self.client_buf.is_full() {
+                    let limit = settings.head_limits.max_header_bytes;
+                    return Err(Rejection::Head(ParseError::HeadTooLarge { limit }));
+                }
+                deadline.get_or_insert_with(|| tokio::time::Instant::now() + ms(t.header_ms));
+            } else if *self.drain.borrow() {
+                return Ok(None);
+            }
+            let wait = deadline.unwrap_or_else(|| {
+                tokio::time::Instant::now() + ms(if first { t.header_ms } else { t.idle_ms })
+            });
+            let idle = self.client_buf.is_empty();
+            tokio::select! {
+                read = tokio::time::timeout_at(wait, self.client_buf.fill(&mut self.stream)) => {
+                    match read {
+                        Ok(Ok(0)) | Ok(Err(_)) => return Ok(None),
+                        Ok(Ok(_)) => {}
+                        Err(_) if idle => return Ok(None),
+                        Err(_) => return Err(Rejection::Timeout),
+                    }
+                }
+                _ = self.drain.changed(), if idle => return Ok(None),
+            }
+        }
+    }
+
+    /// Answer a request the router refuses, and close (after a framing error nothing
+    /// on this connection can be trusted).
+    async fn reject(&mut self, settings: &Settings, rejection: &Rejection, req: Option<&Request>) {
+        let status = rejection.status();
+        let body = format!("{rejection}\n");
+        self.out.clear();
+        head::simple_response(status, "text/plain", body.as_bytes(), true, &mut self.out);
+        let _ = tokio::time::timeout(
+            ms(settings.config.timeouts.body_ms),
+            self.stream.write_all(&self.out),
+        )
+        .await;
+        self.out.clear();
+        if let Some(req) = req {
+            self.log(req, status.code(), body.len() as u64, "", None);
+        }
+    }
+
+    /// One request: map, pick, relay, record. A GET or HEAD that fails before its response
+    /// starts, or any request whose connect fails, is tried once more on another node.
+    async fn exchange(&mut self, settings: &Settings, req: Request) -> Flow {
+        let limits = &settings.config.limits;
+        if let BodyFraming::Length(n) = req.framing {
+            if limits.max_body_bytes > 0 && n > limits.max_body_bytes {
+                self.reject(settings, &Rejection::BodyTooLarge, Some(&req)).await;
+                return Flow::Close;
+            }
+        }
+        if req.framing == BodyFraming::Chunked {
+            let first_bytes = self.client_buf.filled();
+            if let Err(e) = body::precheck_chunked(first_bytes, limits.chunk_limits()) {
+                self.reject(settings, &Rejection::Chunked(e), Some(&req)).await;
+                return Flow::Close;
+            }
+        }
+        let mapped = match map_target(settings, &req) {
+            Ok(m) => m,
+            Err(rejection) => {
+                self.reject(settings, &rejection, Some(&req)).await;
+                return Flow::Close;
+            }
+        };
+        if req.expect_continue && req.framing != BodyFraming::Empty {
+            let continue_line = b"HTTP/1.1 100 Continue\r\n\r\n";
+            if self.stream.write_all(continue_line).await.is_err() {
+                return Flow::Close;
+            }
+        }
+
+        let mut exclude = None;
+        loop {
+            let Some(dispatch) = self.cluster.pick(&mapped.target, &mapped.path, exclude) else {
+                return self.unavailable(settings, &req).await;
+            };
+            let mut result = self.attempt(settings, &req, &dispatch, false).await;
+            if matches!(&result, Err(e) if matches!(e.fault, Fault::Stale)) {
+                result = self.attempt(settings, &req, &dispatch, true).await;
+            }
+            match result {
+                Ok(done) => {
+                    let t = Some(done.upstream_time);
+                    self.cluster.finish(dispatch.node, &mapped.target, Outcome::Ok, t);
+                    self.log(&req, done.status, done.bytes, &dispatch.name, t);
+                    return done.flow;
+                }
+                Err(e) => {
+                    let failure = e.node_failure();
+                    let outcome = if failure.is_some() { Outcome::Failed } else { Outcome::Ok };
+                    self.cluster.finish(dispatch.node, &mapped.target, outcome, None);
+                    if let Some(f) = failure {
+                        self.cluster.failed(dispatch.node, f);
+                    }
+                    if e.response_started {
+                        return Flow::Close;
+                    }
+                    // A failed connect sent nothing, so any request can go elsewhere; after
+                    // that, only a GET or HEAD without a body is sent twice.
+                    let replayable = req.retryable() || matches!(e.fault, Fault::Connect);
+                    let can_retry = replayable && exclude.is_none();
+                    if failure.is_some() && can_retry {
+                        exclude = Some(dispatch.node);
+                        continue;
+                    }
+                    let status = match e.fault {
+                        Fault::Client(None) => return Flow::Close,
+                        Fault::Client(Some(r)) => {
+                            self.reject(settings, &r, Some(&req)).await;
+                            return Flow::Close;
+                        }
+                        Fault::UpstreamTimeout => Status::GATEWAY_TIMEOUT,
+                        Fault::Connect | Fault::Stale | Fault::Upstream => Status::BAD_GATEWAY,
+                    };
+                    self.error_response(settings, &req, status, &dispatch.name).await;
+                    return Flow::Close;
+                }
+            }
+        }
+    }
+
+    /// No node can take the request: 503, keeping the connection when no body is pending.
+    async fn unavailable(&mut self, settings: &Settings, req: &Request) -> Flow {
+        let close = req.framing != BodyFraming::Empty || !req.keep_alive;
+        self.out.clear();
+        let body = b"no node available\n";
+        head::simple_response(
+            Status::SERVICE_UNAVAILABLE,
+            "text/plain",
+            body,
+            close,
+            &mut self.out,
+        );
+        let sent =
+            body::flush(&mut self.stream, &mut self.out, ms(settings.config.timeouts.body_ms))
+                .await
+                .is_ok();
+        self.log(req, 503, body.len() as u64, "", None);
+        if sent && !close {
+            Flow::KeepAlive
+        } else {
+            Flow::Close
+        }
+    }
+
+    async fn error_response(
+        &mut self,
+        settings: &Settings,
+        req: &Request,
+        status: Status,
+        node: &str,
+    ) {
+        self.out.clear();
+        let body = format!("{status}\n");
+        head::simple_response(status, "text/plain", body.as_bytes(), true, &mut self.out);
+        let _ = body::flush(&mut self.stream, &mut self.out, ms(settings.config.timeouts.body_ms))
+            .await;
+        self.log(req, status.code(), body.len() as u64, node, None);
+    }
+
+    /// Send `req` to the picked node and relay its response. `fresh` skips the pool.
+    async fn attempt(
+        &mut self,
+        settings: &Settings,
+        req: &Request,
+        dispatch: &Dispatch,
+        fresh: bool,
+    ) -> Result<Done, AttemptError> {
+        let cfg = &settings.config;
+        let t = &cfg.timeouts;
+        let pooled = if fresh { None } else { dispatch.upstream.take(ms(t.pool_idle_ms)) };
+        let reused = pooled.is_some();
+        let mut upstream = match pooled {
+            Some(s) => s,
+            None => dispatch
+                .upstream
+                .connect(ms(t.upstream_connect_ms))
+                .await
+                .map_err(|_| AttemptError::before(Fault::Connect))?,
+        };
+        let sent_at = Instant::now();
+        // A request that cannot be replayed never meets a stale connection silently.
+        let lost = if reused && req.retryable() { Fault::Stale } else { Fault::Upstream };
+
+        // Request: head, then the body as it comes.
+        self.out.clear();
+        match req.host_missing_at {
+            // An HTTP/1.0 request without Host: HTTP/1.1 upstream needs one.
+            Some(at) => {
+                self.out.extend_from_slice(&req.upstream_head[..at]);
+                let _ = write!(self.out, "Host: {}\r\n", dispatch.upstream.addr);
+                self.out.extend_from_slice(&req.upstream_head[at..]);
+            }
+            None => self.out.extend_from_slice(&req.upstream_head),
+        }
+        let plan = BodyPlan {
+            framing: req.framing,
+            chunked_out: true,
+            chunk_limits: cfg.limits.chunk_limits(),
+            timeout: ms(t.body_ms),
+            max_bytes: cfg.limits.max_body_bytes,
+        };
+        let relayed = body::relay(
+            &mut self.stream,
+            &mut self.client_buf,
+            &mut upstream,
+            &mut self.out,
+            &plan,
+        )
+        .await;
+        match relayed {
+            Ok(_) => {}
+            Err(BodyError::Sink) => return Err(AttemptError::before(lost)),
+            Err(BodyError::Source(e)) => {
+                let rejection = match e {
+                    SourceError::Chunk(c) => Some(Rejection::Chunked(c)),
+                    SourceError::TooLarge => Some(Rejection::BodyTooLarge),
+                    SourceError::Closed | SourceError::Timeout => None,
+                };
+                return Err(AttemptError::before(Fault::Client(rejection)));
+            }
+        }
+
+        // Response head (relaying any 1xx interim responses first).
+        self.upstream_buf.clear();
+        self.out.clear();
+        let deadline = tokio::time::Instant::now() + ms(t.upstream_response_ms);
+        let mut response_started = false;
+        let response = loop {
+            // Read the drain flag late: a response that ends after SIGTERM closes.
+            let rules = ResponseRules {
+                max_headers: cfg.limits.max_headers,
+                via: &cfg.via,
+                head_request: req.is_head(),
+                client_keep_alive: req.keep_alive && !*self.drain.borrow(),
+                client_minor: req.minor(),
+                node_name: cfg.node_header.then_some(&*dispatch.name),
+            };
+            match head::parse_response(self.upstream_buf.filled(), &rules, &mut self.out) {
+                Ok(Some((len, response))) => {
+                    self.upstream_buf.consume(len);
+                    if !response.is_interim() {
+                        break response;
+                    }
+                    response_started = true;
+                    body::flush(&mut self.stream, &mut self.out, ms(t.body_ms)).await.map_err(
+                        |_| AttemptError { fault: Fault::Client(None), response_started },
+                    )?;
+                    continue;
+                }
+                Ok(None) => {}
+                Err(_) => return Err(AttemptError { fault: Fault::Upstream, response_started }),
+            }
+            if self.upstream_buf.is_full() {
+                return Err(AttemptError { fault: Fault::Upstream, response_started });
+            }
+            let nothing_yet = self.upstream_buf.is_empty();
+            match tokio::time::timeout_at(deadline, self.upstream_buf.fill(&mut upstream)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                Ok(_) => {
+                    let fault =
+                        if nothing_yet && !response_started { lost } else { Fault::Upstream };
+                    return Err(AttemptError { fault, response_started });
+                }
+                Err(_) => {
+                    return Err(AttemptError { fault: Fault::UpstreamTimeout, response_started })
+                }
+            }
+        };
+        // Response body, streamed; the head in `out` goes with its first bytes.
+        let plan = BodyPlan {
+            framing: response.framing,
+            chunked_out: response.client_body == ClientBody::Same,
+            chunk_limits: cfg.limits.chunk_limits(),
+            timeout: ms(t.body_ms),
+            max_bytes: 0,
+        };
+        let relayed = body::relay(
+            &mut upstream,
+            &mut self.upstream_buf,
+            &mut self.stream,
+            &mut self.out,
+            &plan,
+        )
+        .await;
+        let bytes = match relayed {
+            Ok(n) => n,
+            Err(BodyError::Source(_)) => {
+                return Err(AttemptError { fault: Fault::Upstream, response_started: true })
+            }
+            Err(BodyError::Sink) => {
+                return Err(AttemptError { fault: Fault::Client(None), response_started: true })
+            }
+        };
+        if response.upstream_reusable && self.upstream_buf.is_empty() {
+            dispatch.upstream.put(upstream, cfg.limits.pool_idle_per_node);
+        }
+        let flow = if response.close_client { Flow::Close } else { Flow::KeepAlive };
+        Ok(Done { status: response.status, bytes, upstream_time: sent_at.elapsed(), flow })
+    }
+
+    fn log(&self, req: &Request, status: u16, bytes: u64, node: &str, upstream: Option<Duration>) {
+        let Some(log) = &self.access_log else { return };
+        log.record(&AccessEntry {
+            client: self.peer.ip(),
+            method: req.head.method.as_str(),
+            uri: &req.head.target,
+            minor: req.minor(),
+            status,
+            bytes,
+            referer: req.head.header("referer"),
+            user_agent: req.head.header("user-agent"),
+            node,
+            upstream,
+        });
+    }
+}
+
+/// The request's target. `OPTIONS *` has no path: it is one target of its own.
+fn map_target(settings: &Settings, req: &Request) -> Result<Mapped, Rejection> {
+    if req.head.target == "*" {
+        return Ok(Mapped { target: Target::from_key(0), path: "*".to_string() });
+    }
+    settings.mapper.map(req.head.target.as_bytes()).map_err(Rejection::Target)
+}

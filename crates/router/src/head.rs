@@ -1,0 +1,450 @@
+//! Message heads as the router sees them: parsed strictly, rewritten for the other side.
+//!
+//! A request head is parsed by `http1` (limits, Host rules) and checked by its framing
+//! rules; then it is rewritten into the head sent upstream: hop-by-hop fields (RFC 9110
+//! §7.6.1, and every field `Connection` names) are dropped, `X-Forwarded-For` and `Via`
+//! are extended, framing headers are re-emitted in canonical form. A response head is
+//! parsed here (httparse) and rewritten the same way for the client. Syntax the parser
+//! refuses — obs-fold, bare CR, invalid names, space before the colon — and the framing
+//! ambiguities of `http1::framing` all become a [`Rejection`], never a forwarded byte.
+
+use std::io::Write as _;
+use std::net::IpAddr;
+
+use http1::framing::{self, BodyFraming, FramingError};
+use http1::response::push_decimal;
+use http1::{Method, ParseError, RequestHead, ResponseHead, Status};
+
+/// Why a request is answered by the router itself, never forwarded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("{0}")]
+    Head(ParseError),
+    #[error("bad framing: {0}")]
+    Framing(FramingError),
+    #[error("bad request target: {0}")]
+    Target(policy::mapper::TargetError),
+    #[error("request body larger than the limit")]
+    BodyTooLarge,
+    #[error("bad chunked body: {0}")]
+    Chunked(http1::ChunkError),
+    #[error("not implemented: {0}")]
+    NotImplemented(&'static str),
+    #[error("request head not received in time")]
+    Timeout,
+}
+
+impl Rejection {
+    pub fn status(&self) -> Status {
+        match self {
+            Rejection::Head(e) => e.status(),
+            Rejection::Framing(FramingError::UnsupportedCoding) => Status::NOT_IMPLEMENTED,
+            Rejection::Framing(_) | Rejection::Target(_) | Rejection::Chunked(_) => {
+                Status::BAD_REQUEST
+            }
+            Rejection::BodyTooLarge => Status::CONTENT_TOO_LARGE,
+            Rejection::NotImplemented(_) => Status::NOT_IMPLEMENTED,
+            Rejection::Timeout => Status::REQUEST_TIMEOUT,
+        }
+    }
+}
+
+/// What the router keeps of a request once its head is parsed and rewritten.
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub head: RequestHead,
+    /// The client wants the connection kept open after this exchange.
+    pub keep_alive: bool,
+    pub framing: BodyFraming,
+    /// The head to send upstream, complete with the final CRLF.
+    pub upstream_head: Vec<u8>,
+    /// Where to insert a `Host` line into `upstream_head` (after the request line) when
+    /// an HTTP/1.0 client sent none: the node's address goes there once it is picked.
+    pub host_missing_at: Option<usize>,
+    /// The client waits for `100 Continue` before sending its body; the router answers
+    /// that itself (and does not forward `Expect`), so a body never waits on a round trip.
+    pub expect_continue: bool,
+}
+
+impl Request {
+    /// A GET or HEAD without a body can be sent again to another node.
+    pub fn retryable(&self) -> bool {
+        matches!(self.head.method, Method::Get | Method::Head) && self.framing == BodyFraming::Empty
+    }
+
+    pub fn is_head(&self) -> bool {
+        self.head.method == Method::Head
+    }
+
+    pub fn minor(&self) -> u8 {
+        match self.head.version {
+            http1::Version::Http10 => 0,
+            http1::Version::Http11 => 1,
+        }
+    }
+}
+
+/// Hop-by-hop fields: meaningful for one connection only, never forwarded.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "proxy-authenticate",
+    "proxy-authorization",
+];
+
+/// Fields the router writes itself.
+fn is_rewritten(name: &str) -> bool {
+    ["content-length", "via", "x-forwarded-for", "x-larder-node"]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
+}
+
+fn is_hop_by_hop(name: &str, connection_tokens: &[&str]) -> bool {
+    HOP_BY_HOP.iter().chain(connection_tokens).any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// The tokens of every `Connection` field.
+fn connection_tokens<'a>(fields: impl Iterator<Item = (&'a str, &'a [u8])>) -> Vec<&'a str> {
+    fields
+        .filter(|(name, _)| name.eq_ignore_ascii_case("connection"))
+        .filter_map(|(_, v)| std::str::from_utf8(v).ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim_matches([' ', '\t']))
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Append the list field `name`: the values of every field so named, joined with ", "
+/// (RFC 9110 §5.3), then this hop's own entry written by `own`. Written straight into
+/// `out`: this runs for every request and response.
+fn push_list<'a>(
+    out: &mut Vec<u8>,
+    name: &str,
+    fields: impl Iterator<Item = (&'a str, &'a [u8])>,
+    own: impl FnOnce(&mut Vec<u8>),
+) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    for (_, v) in fields.filter(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        let v = v.trim_ascii();
+        if !v.is_empty() {
+            out.extend_from_slice(v);
+            out.extend_from_slice(b", ");
+        }
+    }
+    own(out);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn push_field(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn push_length(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(b"Content-Length: ");
+    push_decimal(out, n);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `Via`: what earlier hops wrote, then this hop, named with the version it received.
+fn push_via<'a>(
+    out: &mut Vec<u8>,
+    fields: impl Iterator<Item = (&'a str, &'a [u8])>,
+    minor: u8,
+    via: &str,
+) {
+    push_list(out, "Via", fields, |out| {
+        out.extend_from_slice(if minor == 0 { b"1.0 " } else { b"1.1 " });
+        out.extend_from_slice(via.as_bytes());
+    });
+}
+
+/// Parse a request head at the start of `buf` and rewrite it for upstream.
+/// `Ok(None)` means the head is not complete yet; `Ok(Some((len, request)))` gives the
+/// head's length in `buf`.
+pub(crate) fn parse_request(
+    buf: &[u8],
+    client: IpAddr,
+    limits: &http1::Limits,
+    via: &str,
+) -> Result<Option<(usize, Request)>, Rejection> {
+    let Some((head, len)) = http1::parse_head(buf, limits).map_err(Rejection::Head)? else {
+        return Ok(None);
+    };
+    if head.method == Method::Connect {
+        return Err(Rejection::NotImplemented("CONNECT"));
+    }
+    let fields = || head.headers.iter().map(|h| (h.name.as_str(), h.value.as_slice()));
+    let minor = if head.version == http1::Version::Http10 { 0 } else { 1 };
+    let framing = framing::request_framing(fields(), minor).map_err(Rejection::Framing)?;
+    let tokens = connection_tokens(fields());
+    let expect_continue = head.has_token("expect", "100-continue");
+
+    let mut out = Vec::with_capacity(len + 96);
+    out.extend_from_slice(head.method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(head.target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    let host_missing_at = head.header("host").is_none().then_some(out.len());
+    for (name, value) in fields() {
+        let dropped = expect_continue && name.eq_ignore_ascii_case("expect");
+        if !is_hop_by_hop(name, &tokens) && !is_rewritten(name) && !dropped {
+            push_field(&mut out, name, value);
+        }
+    }
+    match framing {
+        BodyFraming::Length(n) => push_length(&mut out, n),
+        BodyFraming::Chunked => push_field(&mut out, "Transfer-Encoding", b"chunked"),
+        BodyFraming::Empty | BodyFraming::UntilClose => {
+            if head.header("content-length").is_some() {
+                push_length(&mut out, 0);
+            }
+        }
+    }
+    push_list(&mut out, "X-Forwarded-For", fields(), |out| {
+        let _ = write!(out, "{client}");
+    });
+    push_via(&mut out, fields(), minor, via);
+    out.extend_from_slice(b"\r\n");
+    let keep_alive = head.keep_alive();
+    Ok(Some((
+        len,
+        Request { head, keep_alive, framing, upstream_head: out, host_missing_at, expect_continue },
+    )))
+}
+
+/// How the response body goes to the client.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ClientBody {
+    /// As framed upstream (length, chunked re-encoded, nothing).
+    Same,
+    /// Chunked upstream, but an HTTP/1.0 client: raw bytes, then close.
+    Dechunked,
+}
+
+/// What the router keeps of a response head once it is rewritten for the client.
+#[derive(Debug)]
+pub(crate) struct Response {
+    pub status: u16,
+    pub framing: BodyFraming,
+    pub client_body: ClientBody,
+    /// The client connection closes after this response.
+    pub close_client: bool,
+    /// The upstream connection can go back to the pool once the body is read.
+    pub upstream_reusable: bool,
+}
+
+impl Response {
+    /// A 1xx interim response: relayed, then the final response follows.
+    pub fn is_interim(&self) -> bool {
+        (100..200).contains(&self.status)
+    }
+}
+
+/// Why an upstream response could not be relayed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadResponse {
+    #[error("malformed response head")]
+    Malformed,
+    #[error("response head larger than the limit")]
+    TooLarge,
+    #[error("bad response framing: {0}")]
+    Framing(FramingError),
+    #[error("unexpected protocol switch")]
+    Switch,
+}
+
+/// How to rewrite a response for this client.
+pub(crate) struct ResponseRules<'a> {
+    pub max_headers: usize,
+    pub via: &'a str,
+    pub head_request: bool,
+    /// The client may keep its connection (it asked to and the router is not draining).
+    pub client_keep_alive: bool,
+    pub client_minor: u8,
+    /// `X-Larder-Node` value, when that header is on.
+    pub node_name: Option<&'a str>,
+}
+
+/// Parse a response head at the start of `buf`, appending the client's head to `out`.
+pub(crate) fn parse_response(
+    buf: &[u8],
+    rules: &ResponseRules<'_>,
+    out: &mut Vec<u8>,
+) -> Result<Option<(usize, Response)>, BadResponse> {
+    let mut stack = [httparse::EMPTY_HEADER; 64];
+    let mut heap;
+    let storage: &mut [httparse::Header<'_>] = if rules.max_headers <= stack.len() {
+        &mut stack[..rules.max_headers]
+    } else {
+        heap = vec![httparse::EMPTY_HEADER; rules.max_headers];
+        &mut heap
+    };
+    let mut resp = httparse::Response::new(storage);
+    let len = match resp.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(BadResponse::TooLarge),
+        Err(_) => return Err(BadResponse::Malformed),
+    };
+    let status = resp.code.unwrap_or(0);
+    let minor = resp.version.unwrap_or(1);
+    if status == 101 {
+        return Err(BadResponse::Switch);
+    }
+    let fields = || resp.headers.iter().map(|h| (h.name, h.value));
+    let framing = framing::response_framing(fields(), status, rules.head_request)
+        .map_err(BadResponse::Framing)?;
+    let tokens = connection_tokens(fields());
+    let has = |t: &str| tokens.iter().any(|x| x.eq_ignore_ascii_case(t));
+    let upstream_keep_alive = if minor == 0 { has("keep-alive") } else { !has("close") };
+    let interim = (100..200).contains(&status);
+    let client_body = if framing == BodyFraming::Chunked && rules.client_minor == 0 {
+        ClientBody::Dechunked
+    } else {
+        ClientBody::Same
+    };
+    let close_client = !interim
+        && (!rules.client_keep_alive
+            || framing == BodyFraming::UntilClose
+            || client_body == ClientBody::Dechunked);
+
+    out.extend_from_slice(b"HTTP/1.1 ");
+    push_decimal(out, u64::from(status));
+    out.push(b' ');
+    out.extend_from_slice(resp.reason.unwrap_or("").as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in fields() {
+        if !is_hop_by_hop(name, &tokens) && !is_rewritten(name) {
+            push_field(out, name, value);
+        }
+    }
+    if !interim {
+        match (framing, client_body) {
+            (BodyFraming::Length(n), _) => push_length(out, n),
+            (BodyFraming::Chunked, ClientBody::Same) => {
+                push_field(out, "Transfer-Encoding", b"chunked")
+            }
+            // A HEAD response (or 304) keeps the length it announces.
+            _ => {
+                if let Some((_, v)) =
+                    fields().find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+                {
+                    push_field(out, "Content-Length", v);
+                }
+            }
+        }
+        push_via(out, fields(), minor, rules.via);
+        if let Some(name) = rules.node_name {
+            push_field(out, "X-Larder-Node", name.as_bytes());
+        }
+        if close_client {
+            push_field(out, "Connection", b"close");
+        } else if rules.client_minor == 0 {
+            push_field(out, "Connection", b"keep-alive");
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+    let upstream_reusable = upstream_keep_alive && framing != BodyFraming::UntilClose;
+    Ok(Some((len, Response { status, framing, client_body, close_client, upstream_reusable })))
+}
+
+/// A complete response written by the router itself (errors, admin).
+pub(crate) fn simple_response(
+    status: Status,
+    content_type: &str,
+    body: &[u8],
+    close: bool,
+    out: &mut Vec<u8>,
+) {
+    let mut head = ResponseHead::new(out, status);
+    head.header("Content-Type", content_type.as_bytes())
+        .header_u64("Content-Length", body.len() as u64);
+    if close {
+        head.header("Connection", b"close");
+    }
+    head.finish();
+    out.extend_from_slice(body);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(raw: &str) -> Result<Option<(usize, Request)>, Rejection> {
+        let limits = http1::Limits { max_header_bytes: 4096, max_headers: 32, max_uri_len: 64 };
+        parse_request(raw.as_bytes(), IpAddr::from([10, 0, 0, 1]), &limits, "larder")
+    }
+
+    #[test]
+    fn rewrites_for_upstream() {
+        let raw = "GET /a?b HTTP/1.1\r\nHost: x\r\nConnection: close, X-Secret\r\nX-Secret: 1\r\n\
+                   Keep-Alive: 5\r\nX-Forwarded-For: 1.2.3.4\r\nAccept: */*\r\n\r\nrest";
+        let (len, req) = parse(raw).unwrap().unwrap();
+        assert_eq!(&raw[len..], "rest");
+        assert!(!req.keep_alive);
+        let head = String::from_utf8(req.upstream_head).unwrap();
+        assert_eq!(
+            head,
+            "GET /a?b HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\
+             X-Forwarded-For: 1.2.3.4, 10.0.0.1\r\nVia: 1.1 larder\r\n\r\n"
+        );
+        let (_, post) =
+            parse("POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 007\r\n\r\n").unwrap().unwrap();
+        let head = String::from_utf8(post.upstream_head).unwrap();
+        assert!(head.contains("Content-Length: 7\r\n"), "{head}");
+    }
+
+    #[test]
+    fn rejects_what_could_smuggle() {
+        let reject = |raw: &str| parse(raw).unwrap_err().status().code();
+        assert_eq!(reject("GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n"), 400, "obs-fold");
+        assert_eq!(reject("GET / HTTP/1.1\r\nHost: a\r\nX : b\r\n\r\n"), 400, "space before :");
+        assert_eq!(reject("GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n"), 400, "bare CR");
+        assert_eq!(reject("GET / HTTP/1.1\r\nHost: a\r\nX[1]: b\r\n\r\n"), 400, "bad name");
+        assert_eq!(
+            reject("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            400
+        );
+        assert_eq!(reject("CONNECT a:1 HTTP/1.1\r\nHost: a\r\n\r\n"), 501);
+    }
+
+    #[test]
+    fn rewrites_for_the_client() {
+        let rules = ResponseRules {
+            max_headers: 32,
+            via: "larder",
+            head_request: false,
+            client_keep_alive: true,
+            client_minor: 1,
+            node_name: Some("n1"),
+        };
+        let raw =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n";
+        let mut out = Vec::new();
+        let (len, r) = parse_response(raw, &rules, &mut out).unwrap().unwrap();
+        assert_eq!(len, raw.len());
+        assert_eq!(r.framing, BodyFraming::Chunked);
+        assert!(!r.close_client && r.upstream_reusable);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nVia: 1.1 larder\r\nX-Larder-Node: n1\r\n\r\n"
+        );
+        let old = ResponseRules { client_minor: 0, node_name: None, ..rules };
+        let (_, r) = parse_response(raw, &old, &mut Vec::new()).unwrap().unwrap();
+        assert_eq!(r.client_body, ClientBody::Dechunked);
+        assert!(r.close_client);
+        let until_close = b"HTTP/1.0 200 OK\r\n\r\n";
+        let (_, r) = parse_response(until_close, &old, &mut Vec::new()).unwrap().unwrap();
+        assert_eq!(r.framing, BodyFraming::UntilClose);
+        assert!(r.close_client && !r.upstream_reusable);
+    }
+}

@@ -1,0 +1,199 @@
+//! larder's front-end router: HACC's Smart Router mechanism, doing extended LARD's
+//! per-request distribution on persistent HTTP/1.1 connections. The decisions are the
+//! `policy` crate's; this crate moves the bytes.
+//!
+//! Map of the crate:
+//! - [`config`]: the configuration ([`RouterConfig`]), from TOML or flags.
+//! - `conn`: one client connection and the straight-line walk of each request on it.
+//! - `head`: request and response heads, parsed strictly and rewritten (hop-by-hop
+//!   fields, `X-Forwarded-For`, `Via`, `X-Larder-Node`); framing comes from `http1`.
+//! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
+//! - `buf`: the fixed per-connection read buffer.
+//! - `cluster`: nodes, health, the load view and the policy behind one lock.
+//! - `upstream`: per-node pools of idle keep-alive connections.
+//! - `health`: active checks, ejected nodes' return, slow start.
+//! - `monitor`: the 200 ms poll of nodes' `/.larder/load`.
+//! - `probe`: the tiny HTTP client those two use.
+//! - `admin`: `/stats`, `/metrics`, `/targets?top=N`.
+//! - `hot`: the bounded hot-target counter behind `/targets`.
+//! - `access_log`, `log`: Combined Log Format access log, JSON event lines.
+//! - [`error`]: why starting or reloading failed ([`RouterError`]).
+//! - `run`: the process: runtime with `threads` workers, listeners, SIGHUP / SIGTERM.
+//!
+//! Entry points: [`run`] for a process; [`Router::new`], [`Router::handle`] (reload,
+//! stats) and [`Router::serve`] in-process (listeners are bound by the caller, so tests
+//! run it on 127.0.0.1:0).
+
+mod access_log;
+mod admin;
+mod body;
+mod buf;
+mod cluster;
+pub mod config;
+mod conn;
+pub mod error;
+mod head;
+mod health;
+mod hot;
+mod log;
+mod monitor;
+mod probe;
+mod run;
+mod upstream;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+
+pub use config::{NodeConfig, RouterConfig};
+pub use error::RouterError;
+pub use run::run;
+
+use crate::access_log::AccessLog;
+use crate::cluster::Cluster;
+use crate::config::ms;
+use crate::log::event;
+
+/// A configured router, ready to serve.
+pub struct Router {
+    cluster: Arc<Cluster>,
+    access_log: Option<Arc<AccessLog>>,
+}
+
+/// Control of a running router from elsewhere (signal handlers, tests).
+#[derive(Clone)]
+pub struct RouterHandle {
+    cluster: Arc<Cluster>,
+}
+
+impl RouterHandle {
+    /// Apply a new config without dropping connections: nodes (by address), weights,
+    /// policy parameters, mapping, limits and timeouts. Listen addresses, thread count and
+    /// the access log file stay as they were started.
+    pub fn reload(&self, config: RouterConfig) -> Result<(), RouterError> {
+        self.cluster.reload(config)?;
+        event("info", "config reloaded", &[]);
+        Ok(())
+    }
+
+    /// The admin `/stats` document.
+    pub fn stats(&self) -> serde_json::Value {
+        admin::stats(&self.cluster)
+    }
+
+    /// The admin `/targets?top=N` document.
+    pub fn targets(&self, top: usize) -> serde_json::Value {
+        admin::targets(&self.cluster, top)
+    }
+}
+
+impl Router {
+    pub fn new(config: RouterConfig) -> Result<Router, RouterError> {
+        let access_log = match config.access_log.as_str() {
+            "" => None,
+            target => Some(Arc::new(AccessLog::open(target)?)),
+        };
+        Ok(Router { cluster: Arc::new(Cluster::new(config)?), access_log })
+    }
+
+    pub fn handle(&self) -> RouterHandle {
+        RouterHandle { cluster: self.cluster.clone() }
+    }
+
+    /// Serve clients on `listener` (and the admin API on `admin`) until `shutdown`
+    /// completes; then stop accepting, let requests in flight finish (up to
+    /// `timeouts.drain_ms`), close idle keep-alive connections, and return.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        admin: Option<TcpListener>,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), RouterError> {
+        let settings = self.cluster.settings();
+        let max_conns = settings.config.limits.max_connections;
+        let drain_for = ms(settings.config.timeouts.drain_ms);
+        drop(settings);
+        let permits = Arc::new(Semaphore::new(max_conns));
+        let (drain_tx, drain_rx) = watch::channel(false);
+
+        let mut background = JoinSet::new();
+        background.spawn(health::run(self.cluster.clone()));
+        background.spawn(monitor::run(self.cluster.clone()));
+        if let Some(admin) = admin {
+            background.spawn(admin::run(admin, self.cluster.clone()));
+        }
+        if let Some(log) = self.access_log.clone() {
+            background.spawn(async move {
+                let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+                loop {
+                    every.tick().await;
+                    log.flush();
+                }
+            });
+        }
+
+        let mut connections = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            while connections.try_join_next().is_some() {}
+            let permit = tokio::select! {
+                p = permits.clone().acquire_owned() => match p {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+                _ = &mut shutdown => break,
+            };
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                _ = &mut shutdown => break,
+            };
+            let (stream, peer) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors and the like: say so, breathe, go on.
+                    event("error", "accept failed", &[("error", &e)]);
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            let conn = conn::Connection::new(
+                stream,
+                peer,
+                self.cluster.clone(),
+                self.access_log.clone(),
+                drain_rx.clone(),
+            );
+            connections.spawn(async move {
+                conn.run().await;
+                drop(permit);
+            });
+        }
+
+        drop(listener);
+        let _ = drain_tx.send(true);
+        let all = u32::try_from(max_conns).unwrap_or(u32::MAX);
+        let drained = tokio::time::timeout(drain_for, permits.acquire_many(all)).await.is_ok();
+        if !drained {
+            event("warn", "drain timed out; closing remaining connections", &[]);
+        }
+        connections.shutdown().await;
+        background.shutdown().await;
+        if let Some(log) = &self.access_log {
+            log.flush();
+        }
+        Ok(())
+    }
+}
+
+/// Build a router from `config` and serve until `shutdown` (see [`Router::serve`]).
+pub async fn serve(
+    listener: TcpListener,
+    admin: Option<TcpListener>,
+    config: RouterConfig,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), RouterError> {
+    Router::new(config)?.serve(listener, admin, shutdown).await
+}

@@ -1,0 +1,15 @@
+//! Structured logs: one JSON object per line on stderr, for events off the request path
+//! (nodes going down and up, reloads, listener errors). Requests go to the access log.
+
+use std::fmt::Display;
+
+/// Write one event line: `{"level":…,"msg":…,<fields>}`.
+pub(crate) fn event(level: &str, msg: &str, fields: &[(&str, &dyn Display)]) {
+    let mut obj = serde_json::Map::new();
+    obj.insert("level".into(), level.into());
+    obj.insert("msg".into(), msg.into());
+    for (k, v) in fields {
+        obj.insert((*k).into(), v.to_string().into());
+    }
+    eprintln!("{}", serde_json::Value::Object(obj));
+}

@@ -1,0 +1,126 @@
+//! A minimal HTTP/1.1 GET for the router's own background requests (health checks, load
+//! reports): one fresh connection, `Connection: close`, a bounded response.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use http1::BodyFraming;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use crate::body::{self, BodyPlan};
+use crate::buf::IoBuf;
+use crate::head::{self, ResponseRules};
+
+/// Largest probe response (head and body) read.
+const MAX_PROBE: usize = 64 * 1024;
+
+/// Why a probe failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProbeError {
+    #[error("connect or I/O failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("timed out")]
+    Timeout,
+    #[error("malformed or oversized response")]
+    Malformed,
+}
+
+/// GET `path` from `addr`; the status and body, all within `timeout`.
+pub(crate) async fn get(
+    addr: SocketAddr,
+    path: &str,
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), ProbeError> {
+    tokio::time::timeout(timeout, get_inner(addr, path, timeout))
+        .await
+        .map_err(|_| ProbeError::Timeout)?
+}
+
+async fn get_inner(
+    addr: SocketAddr,
+    path: &str,
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), ProbeError> {
+    let mut stream = TcpStream::connect(addr).await?;
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nUser-Agent: larder-route\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut buf = IoBuf::new(MAX_PROBE);
+    let rules = ResponseRules {
+        max_headers: 64,
+        via: "",
+        head_request: false,
+        client_keep_alive: false,
+        client_minor: 1,
+        node_name: None,
+    };
+    let mut discard = Vec::new();
+    let response = loop {
+        discard.clear();
+        match head::parse_response(buf.filled(), &rules, &mut discard) {
+            Ok(Some((len, r))) if !r.is_interim() => {
+                buf.consume(len);
+                break r;
+            }
+            Ok(Some((len, _))) => buf.consume(len),
+            Ok(None) if !buf.is_full() => {
+                if buf.fill(&mut stream).await? == 0 {
+                    return Err(ProbeError::Malformed);
+                }
+            }
+            _ => return Err(ProbeError::Malformed),
+        }
+    };
+    if let BodyFraming::Length(n) = response.framing {
+        if n > MAX_PROBE as u64 {
+            return Err(ProbeError::Malformed);
+        }
+    }
+    let plan = BodyPlan {
+        framing: response.framing,
+        chunked_out: false,
+        chunk_limits: http1::ChunkLimits::default(),
+        timeout,
+        max_bytes: MAX_PROBE as u64,
+    };
+    let mut body = Vec::new();
+    let mut sink = BoundedSink(&mut body);
+    let mut out = Vec::new();
+    body::relay(&mut stream, &mut buf, &mut sink, &mut out, &plan)
+        .await
+        .map_err(|_| ProbeError::Malformed)?;
+    Ok((response.status, body))
+}
+
+/// Collects a probe body, refusing to grow past [`MAX_PROBE`].
+struct BoundedSink<'a>(&'a mut Vec<u8>);
+
+impl tokio::io::AsyncWrite for BoundedSink<'_> {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let me = self.get_mut();
+        if me.0.len() + data.len() > MAX_PROBE {
+            return std::task::Poll::Ready(Err(std::io::ErrorKind::OutOfMemory.into()));
+        }
+        me.0.extend_from_slice(data);
+        std::task::Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}

@@ -1,0 +1,10 @@
+//! The router end to end: real listeners on 127.0.0.1:0, small back-ends written here
+//! (recording, gated, killable, reporting load), a plain keep-alive test client.
+
+mod admin;
+mod dispatch;
+mod failover;
+mod placement;
+mod slow_headers;
+mod smuggling;
+mod support;

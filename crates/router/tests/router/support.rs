@@ -1,0 +1,460 @@
+//! Test back-ends and a test client, all on 127.0.0.1:0.
+//!
+//! A [`Backend`] records every complete request it receives, answers with its own name,
+//! can hold responses until released (to build up in-flight load), can serve
+//! `/.larder/load`, and can be killed (listener and every connection dropped at once).
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http1::{BodyFraming, ChunkEvent, ChunkedDecoder};
+use router::{NodeConfig, Router, RouterConfig, RouterHandle};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::task::JoinSet;
+
+/// Every wait in these tests is bounded by this; hitting it is a failure, not a delay.
+pub const LIMIT: Duration = Duration::from_secs(20);
+
+/// One request as a back-end saw it, complete with its body.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub method: String,
+    pub target: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    seen: Mutex<Vec<Seen>>,
+    connections: Mutex<u64>,
+}
+
+pub struct Backend {
+    pub addr: SocketAddr,
+    pub name: String,
+    shared: Arc<Shared>,
+    kill: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+    /// With a gate, each request waits for a permit before it is answered.
+    gate: Option<Arc<Semaphore>>,
+    arrivals: Option<tokio::sync::Mutex<mpsc::UnboundedReceiver<String>>>,
+}
+
+/// How a back-end behaves.
+#[derive(Clone, Default)]
+pub struct BackendOptions {
+    /// Hold every response until [`Backend::release`].
+    pub gated: bool,
+    /// Serve `/.larder/load` with this CPU percentage.
+    pub cpu_pct: Option<f64>,
+}
+
+impl Backend {
+    pub async fn start(name: &str) -> Backend {
+        Self::start_with(name, BackendOptions::default()).await
+    }
+
+    pub async fn start_with(name: &str, options: BackendOptions) -> Backend {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::serve(name, options, listener)
+    }
+
+    /// A back-end on a given address (a node restarted where it was).
+    pub async fn start_on(name: &str, addr: SocketAddr) -> Backend {
+        let listener = TcpListener::bind(addr).await.expect("the address is free again");
+        Self::serve(name, BackendOptions::default(), listener)
+    }
+
+    fn serve(name: &str, options: BackendOptions, listener: TcpListener) -> Backend {
+        let addr = listener.local_addr().unwrap();
+        let shared = Arc::new(Shared::default());
+        let (kill, mut killed) = oneshot::channel::<()>();
+        let gate = options.gated.then(|| Arc::new(Semaphore::new(0)));
+        let (arrived_tx, arrived_rx) = mpsc::unbounded_channel();
+        let (s, g, n) = (shared.clone(), gate.clone(), name.to_string());
+        let task = tokio::spawn(async move {
+            let mut conns = JoinSet::new();
+            loop {
+                tokio::select! {
+                    accepted = listener.accept() => {
+                        let Ok((stream, _)) = accepted else { continue };
+                        *s.connections.lock().unwrap() += 1;
+                        let (s, g, n, a) = (s.clone(), g.clone(), n.clone(), arrived_tx.clone());
+                        let cpu = options.cpu_pct;
+                        conns.spawn(serve_backend_conn(stream, s, g, n, a, cpu));
+                    }
+                    _ = &mut killed => {
+                        conns.abort_all();
+                        return;
+                    }
+                }
+            }
+        });
+        Backend {
+            addr,
+            name: name.to_string(),
+            shared,
+            kill: Some(kill),
+            task,
+            gate,
+            arrivals: options.gated.then(|| tokio::sync::Mutex::new(arrived_rx)),
+        }
+    }
+
+    pub fn node_config(&self) -> NodeConfig {
+        NodeConfig { name: self.name.clone(), ..NodeConfig::new(self.addr) }
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.shared.seen.lock().unwrap().clone()
+    }
+
+    pub fn connections(&self) -> u64 {
+        *self.shared.connections.lock().unwrap()
+    }
+
+    /// Drop the listener and every connection now, as a crashed process would.
+    pub async fn kill(&mut self) {
+        if let Some(k) = self.kill.take() {
+            let _ = k.send(());
+        }
+        let _ = tokio::time::timeout(LIMIT, &mut self.task).await;
+    }
+
+    /// Wait until a gated request for some path has arrived; returns its path.
+    pub async fn arrival(&self) -> String {
+        let mut rx = self.arrivals.as_ref().expect("gated backend").lock().await;
+        tokio::time::timeout(LIMIT, rx.recv()).await.expect("arrival in time").expect("open")
+    }
+
+    /// Let `n` held responses go.
+    pub fn release(&self, n: usize) {
+        self.gate.as_ref().expect("gated backend").add_permits(n);
+    }
+}
+
+async fn serve_backend_conn(
+    mut stream: TcpStream,
+    shared: Arc<Shared>,
+    gate: Option<Arc<Semaphore>>,
+    name: String,
+    arrived: mpsc::UnboundedSender<String>,
+    cpu_pct: Option<f64>,
+) {
+    let mut buf = Vec::new();
+    loop {
+        let Some(seen) = read_request(&mut stream, &mut buf).await else { return };
+        if seen.target == "/.larder/load" {
+            let body = format!("{{\"cpu_pct\":{},\"in_flight\":0}}", cpu_pct.unwrap_or(0.0));
+            if respond(&mut stream, 200, &name, body.as_bytes(), false).await.is_err() {
+                return;
+            }
+            continue;
+        }
+        let head_only = seen.method == "HEAD";
+        let path = seen.target.clone();
+        shared.seen.lock().unwrap().push(seen);
+        if let Some(gate) = &gate {
+            let _ = arrived.send(path.clone());
+            let Ok(permit) = gate.acquire().await else { return };
+            permit.forget();
+        }
+        let body = if let Some(size) = path.strip_prefix("/big/") {
+            vec![b'x'; size.parse().unwrap_or(0)]
+        } else {
+            format!("{name} {path}").into_bytes()
+        };
+        if respond(&mut stream, 200, &name, &body, head_only).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn respond(
+    stream: &mut TcpStream,
+    status: u16,
+    name: &str,
+    body: &[u8],
+    head_only: bool,
+) -> std::io::Result<()> {
+    let mut out = format!(
+        "HTTP/1.1 {status} OK\r\nContent-Length: {}\r\nX-Backend: {name}\r\nKeep-Alive: timeout=5\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    if !head_only {
+        out.extend_from_slice(body);
+    }
+    stream.write_all(&out).await
+}
+
+/// Read one complete request (head and body); `None` at a clean or unclean end.
+async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Seen> {
+    let limits = http1::Limits::default();
+    let (head, len) = loop {
+        if let Ok(Some(parsed)) = http1::parse_head(buf, &limits) {
+            break parsed;
+        }
+        if !fill(stream, buf).await {
+            return None;
+        }
+    };
+    buf.drain(..len);
+    let fields = head.headers.iter().map(|h| (h.name.as_str(), h.value.as_slice()));
+    let framing = http1::framing::request_framing(fields, 1).ok()?;
+    let mut body = Vec::new();
+    match framing {
+        BodyFraming::Empty | BodyFraming::UntilClose => {}
+        BodyFraming::Length(n) => {
+            while (buf.len() as u64) < n {
+                if !fill(stream, buf).await {
+                    return None;
+                }
+            }
+            body.extend(buf.drain(..n as usize));
+        }
+        BodyFraming::Chunked => {
+            let mut decoder = ChunkedDecoder::new(Default::default());
+            loop {
+                let (used, event) = decoder.feed(buf).ok()?;
+                if let ChunkEvent::Data { start, len } = event {
+                    body.extend_from_slice(&buf[start..start + len]);
+                }
+                buf.drain(..used);
+                match event {
+                    ChunkEvent::End => break,
+                    ChunkEvent::NeedMore if !fill(stream, buf).await => return None,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Some(Seen {
+        method: head.method.as_str().to_string(),
+        target: head.target.clone(),
+        headers: head
+            .headers
+            .iter()
+            .map(|h| (h.name.clone(), String::from_utf8_lossy(&h.value).into_owned()))
+            .collect(),
+        body,
+    })
+}
+
+async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
+    let mut chunk = [0u8; 16 * 1024];
+    match stream.read(&mut chunk).await {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            true
+        }
+    }
+}
+
+/// A router running in-process on 127.0.0.1:0 with its admin API.
+pub struct RunningRouter {
+    pub addr: SocketAddr,
+    pub admin: SocketAddr,
+    pub handle: RouterHandle,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RunningRouter {
+    pub async fn start(config: RouterConfig) -> RunningRouter {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let admin = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (addr, admin_addr) = (listener.local_addr().unwrap(), admin.local_addr().unwrap());
+        let router = Router::new(config).unwrap();
+        let handle = router.handle();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            router.serve(listener, Some(admin), shutdown).await.unwrap();
+        });
+        RunningRouter { addr, admin: admin_addr, handle, stop: Some(stop), task }
+    }
+
+    /// Ask the router to drain and wait until `serve` returns.
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        tokio::time::timeout(LIMIT, &mut self.task).await.expect("router stops").unwrap();
+    }
+}
+
+/// A router config over `backends` with policy `kind`, fast timeouts for tests.
+pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
+    let mut c = RouterConfig {
+        nodes: backends.iter().map(|b| b.node_config()).collect(),
+        node_header: true,
+        ..RouterConfig::default()
+    };
+    c.policy.kind = kind.to_string();
+    c.timeouts.drain_ms = 5_000;
+    c
+}
+
+/// A response as the test client saw it.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    pub fn node(&self) -> &str {
+        self.header("x-larder-node").unwrap_or("")
+    }
+}
+
+/// A keep-alive client connection.
+pub struct Client {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    pub async fn connect(addr: SocketAddr) -> Client {
+        let stream = tokio::time::timeout(LIMIT, TcpStream::connect(addr)).await.unwrap().unwrap();
+        stream.set_nodelay(true).unwrap();
+        Client { stream, buf: Vec::new() }
+    }
+
+    pub fn from_stream(stream: TcpStream) -> Client {
+        Client { stream, buf: Vec::new() }
+    }
+
+    pub async fn send_raw(&mut self, raw: &[u8]) {
+        self.stream.write_all(raw).await.unwrap();
+    }
+
+    /// GET `path` and read the reply.
+    pub async fn get(&mut self, path: &str) -> Reply {
+        let raw = format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n");
+        self.send_raw(raw.as_bytes()).await;
+        self.reply(false).await.expect("a reply")
+    }
+
+    /// Read one response; `None` if the connection ends first.
+    pub async fn reply(&mut self, head_request: bool) -> Option<Reply> {
+        tokio::time::timeout(LIMIT, self.reply_inner(head_request)).await.expect("reply in time")
+    }
+
+    async fn reply_inner(&mut self, head_request: bool) -> Option<Reply> {
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; 64];
+            let mut resp = httparse::Response::new(&mut headers);
+            if let Ok(httparse::Status::Complete(len)) = resp.parse(&self.buf) {
+                let status = resp.code.unwrap();
+                let headers: Vec<(String, String)> = resp
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
+                    .collect();
+                let fields = resp.headers.iter().map(|h| (h.name, h.value));
+                let framing =
+                    http1::framing::response_framing(fields, status, head_request).unwrap();
+                self.buf.drain(..len);
+                let body = self.body(framing).await?;
+                if (100..200).contains(&status) {
+                    continue;
+                }
+                return Some(Reply { status, headers, body });
+            }
+            if !fill(&mut self.stream, &mut self.buf).await {
+                return None;
+            }
+        }
+    }
+
+    async fn body(&mut self, framing: BodyFraming) -> Option<Vec<u8>> {
+        match framing {
+            BodyFraming::Empty => Some(Vec::new()),
+            BodyFraming::Length(n) => {
+                while (self.buf.len() as u64) < n {
+                    if !fill(&mut self.stream, &mut self.buf).await {
+                        return None;
+                    }
+                }
+                Some(self.buf.drain(..n as usize).collect())
+            }
+            BodyFraming::UntilClose => {
+                while fill(&mut self.stream, &mut self.buf).await {}
+                Some(std::mem::take(&mut self.buf))
+            }
+            BodyFraming::Chunked => {
+                let mut decoder = ChunkedDecoder::new(Default::default());
+                let mut body = Vec::new();
+                loop {
+                    let (used, event) = decoder.feed(&self.buf).ok()?;
+                    if let ChunkEvent::Data { start, len } = event {
+                        body.extend_from_slice(&self.buf[start..start + len]);
+                    }
+                    self.buf.drain(..used);
+                    match event {
+                        ChunkEvent::End => return Some(body),
+                        ChunkEvent::NeedMore if !fill(&mut self.stream, &mut self.buf).await => {
+                            return None
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Read exactly `out.len()` bytes (an interim response, say).
+    pub async fn read_exact(&mut self, out: &mut [u8]) {
+        let wait = async {
+            while self.buf.len() < out.len() {
+                assert!(fill(&mut self.stream, &mut self.buf).await, "connection ended");
+            }
+        };
+        tokio::time::timeout(LIMIT, wait).await.expect("bytes in time");
+        out.copy_from_slice(&self.buf[..out.len()]);
+        self.buf.drain(..out.len());
+    }
+
+    /// True once the router has closed this connection (reads end); bounded.
+    pub async fn closed(&mut self) -> bool {
+        let mut chunk = [0u8; 1024];
+        loop {
+            match tokio::time::timeout(LIMIT, self.stream.read(&mut chunk)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => return true,
+                Ok(Ok(_)) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+/// GET an admin path (one request per connection) and parse the JSON body.
+pub async fn admin_json(admin: SocketAddr, path: &str) -> serde_json::Value {
+    let reply = admin_get(admin, path).await;
+    serde_json::from_slice(&reply.body).unwrap()
+}
+
+pub async fn admin_get(admin: SocketAddr, path: &str) -> Reply {
+    let mut c = Client::connect(admin).await;
+    c.get(path).await
+}
