@@ -21,8 +21,8 @@ struct Cli {
 enum Command {
     Trace(cmd::trace::Args),
     Sim(Box<cmd::sim::Args>),
+    Node(cmd::node::Args),
     Bench(Box<cmd::bench::Args>),
-    /// Front-end smart router: per-request, locality-aware dispatch to the nodes.
     Route(cmd::route::Args),
 }
 
@@ -31,6 +31,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Trace(args) => cmd::trace::run(args),
         Command::Sim(args) => cmd::sim::run(*args),
+        Command::Node(args) => cmd::node::run(args),
         Command::Bench(args) => cmd::bench::run(*args),
         Command::Route(args) => cmd::route::run(args),
     };

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has `Args` (clap) and `run(args) -> anyhow::Result<()>`.
 
 pub mod bench;
+pub mod node;
 pub mod route;
 pub mod sim;
 pub mod trace;

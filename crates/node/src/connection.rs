@@ -1,0 +1,357 @@
+//! One client connection: read, answer every complete (pipelined) request in order, batch
+//! the answers into one write, and enforce the header, idle and send timeouts.
+
+use crate::access_log::LogEntry;
+use crate::disk;
+use crate::respond::{error, respond, FileStream, Reply, ReplyCtx};
+use crate::state::NodeState;
+use crate::static_file::read_miss;
+use crate::stats::Counters;
+use http1::framing::request_framing;
+use http1::{parse_head, BodyFraming, ChunkEvent, ChunkLimits, ChunkedDecoder, FramingError};
+use http1::{RequestHead, Status, Version};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
+use tokio::net::TcpStream;
+use tokio::time::timeout_at;
+
+/// Answers to pipelined requests are batched until this many bytes, then written.
+const FLUSH_AT: usize = 64 * 1024;
+/// Bytes of free buffer ensured before each read. Small on purpose: with 10,000 idle
+/// keep-alive connections, per-connection buffers are what a node's memory is made of.
+const READ_CHUNK: usize = 4 * 1024;
+/// Large bodies go out in pieces of this size, each checked for page-cache residency.
+const STREAM_CHUNK: usize = 256 * 1024;
+
+/// How reading a request body ended.
+enum BodyEnd {
+    Done,
+    Refused(Status),
+    TimedOut,
+    Closed,
+}
+
+struct Conn {
+    node: Rc<NodeState>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    inbuf: Vec<u8>,
+    /// Start of the unparsed bytes in `inbuf`.
+    pos: usize,
+    out: Vec<u8>,
+}
+
+/// Keeps `in_flight` right on every exit path, errors included.
+struct InFlight<'a>(&'a Counters);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        Counters::sub(&self.0.in_flight, 1);
+    }
+}
+
+/// Serve one accepted connection until it closes.
+pub async fn serve_connection(node: Rc<NodeState>, stream: TcpStream, peer: SocketAddr) {
+    Counters::add(&node.counters.open_connections, 1);
+    let mut conn =
+        Conn { node: Rc::clone(&node), stream, peer, inbuf: Vec::new(), pos: 0, out: Vec::new() };
+    // An I/O error only ends this connection; there is nobody to tell.
+    let _ = conn.run().await;
+    Counters::sub(&node.counters.open_connections, 1);
+}
+
+impl Conn {
+    async fn run(&mut self) -> io::Result<()> {
+        let header_timeout = self.node.config.header_timeout;
+        let mut shutdown = self.node.shutting_down.clone();
+        // When the first byte of the request being read arrived.
+        let mut request_start: Option<Instant> = None;
+        loop {
+            while self.pos < self.inbuf.len() {
+                let started = *request_start.get_or_insert_with(Instant::now);
+                let head = match parse_head(&self.inbuf[self.pos..], &self.node.config.limits) {
+                    Ok(None) => break,
+                    Ok(Some((head, n))) => {
+                        self.pos += n;
+                        head
+                    }
+                    Err(e) => return self.refuse(e.status()).await,
+                };
+                match Box::pin(self.skip_body(&head, started + header_timeout)).await? {
+                    BodyEnd::Done => {}
+                    BodyEnd::Refused(status) => return self.refuse(status).await,
+                    BodyEnd::TimedOut => return self.time_out().await,
+                    BodyEnd::Closed => return Ok(()),
+                }
+                request_start = None;
+                if self.answer(&head).await? {
+                    return self.flush().await;
+                }
+                if self.out.len() >= FLUSH_AT {
+                    self.flush().await?;
+                }
+            }
+            self.flush().await?;
+            self.inbuf.drain(..self.pos);
+            self.pos = 0;
+            let idle = self.inbuf.is_empty();
+            if idle {
+                self.node.buffers.give(std::mem::take(&mut self.inbuf));
+            }
+            if idle && *shutdown.borrow() {
+                return Ok(());
+            }
+            let deadline = match request_start {
+                Some(start) if !idle => start + header_timeout,
+                _ => Instant::now() + self.node.config.idle_timeout,
+            };
+            let read = tokio::select! {
+                r = timeout_at(deadline.into(), read_some(&self.node, &self.stream, &mut self.inbuf)) => r,
+                changed = shutdown.changed(), if idle => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    continue;
+                }
+            };
+            match read {
+                Err(_) if idle => return Ok(()),
+                Err(_) => return self.time_out().await,
+                Ok(Ok(0)) => return Ok(()),
+                Ok(Ok(_)) => {
+                    if idle {
+                        request_start = Some(Instant::now());
+                    }
+                }
+                Ok(Err(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Answer one request; true when the connection must close afterwards.
+    async fn answer(&mut self, head: &RequestHead) -> io::Result<bool> {
+        let node = Rc::clone(&self.node);
+        Counters::add(&node.counters.requests, 1);
+        Counters::add(&node.counters.in_flight, 1);
+        let _in_flight = InFlight(&node.counters);
+        // Boxed: the response future is deep (translation, disk, dynamic content) and only
+        // lives while a request does; kept inline it would make every idle connection as
+        // large as the busiest request path.
+        self.ensure_out();
+        let reply = Box::pin(respond(&node, head, &mut self.out)).await;
+        if let Some(stream) = &reply.stream {
+            self.flush().await?;
+            Box::pin(self.send_file(stream)).await?;
+        }
+        self.account(Some(head), &reply);
+        Ok(reply.close)
+    }
+
+    fn account(&self, head: Option<&RequestHead>, reply: &Reply) {
+        let c = &self.node.counters;
+        c.count_status(reply.status.code());
+        Counters::add(&c.bytes_sent, reply.body_bytes);
+        let Some(log) = &self.node.log else {
+            return;
+        };
+        let request_line = head
+            .map(|h| format!("{} {} {}", h.method.as_str(), h.target, h.version.as_str()))
+            .unwrap_or_default();
+        let unix_secs =
+            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        let entry = LogEntry {
+            peer: self.peer.ip(),
+            unix_secs,
+            request_line: &request_line,
+            status: reply.status.code(),
+            body_bytes: reply.body_bytes,
+            referer: head.and_then(|h| h.header("referer")),
+            user_agent: head.and_then(|h| h.header("user-agent")),
+        };
+        log.borrow_mut().record(&entry);
+    }
+
+    /// Answer a request that cannot be served, then close.
+    async fn refuse(&mut self, status: Status) -> io::Result<()> {
+        self.ensure_out();
+        let reply = error(&self.node, &mut self.out, status, &ReplyCtx::closing(), &[]);
+        self.account(None, &reply);
+        self.flush().await?;
+        self.linger().await
+    }
+
+    /// Lingering close: send FIN, then read and drop what the client is still sending for
+    /// a bounded time. Closing with unread input would send a reset, and a reset can
+    /// destroy the error answer before the client reads it.
+    async fn linger(&mut self) -> io::Result<()> {
+        const MAX_DRAIN: usize = 256 * 1024;
+        self.stream.shutdown().await?;
+        let deadline = Instant::now() + self.node.config.linger_timeout;
+        let mut drained = 0;
+        let mut scratch = [0u8; 4096];
+        while drained < MAX_DRAIN {
+            match timeout_at(deadline.into(), self.stream.read(&mut scratch)).await {
+                Ok(Ok(n)) if n > 0 => drained += n,
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    async fn time_out(&mut self) -> io::Result<()> {
+        Counters::add(&self.node.counters.header_timeouts, 1);
+        self.refuse(Status::REQUEST_TIMEOUT).await
+    }
+
+    /// Consume the request body (the node serves GET and HEAD, so a body is read and
+    /// dropped), within the size limit and the request deadline.
+    async fn skip_body(&mut self, head: &RequestHead, deadline: Instant) -> io::Result<BodyEnd> {
+        let minor = if head.version == Version::Http10 { 0 } else { 1 };
+        let fields = head.headers.iter().map(|h| (h.name.as_str(), h.value.as_slice()));
+        let max = self.node.config.max_body_bytes;
+        match request_framing(fields, minor) {
+            Err(FramingError::UnsupportedCoding) => Ok(BodyEnd::Refused(Status::NOT_IMPLEMENTED)),
+            Err(_) | Ok(BodyFraming::UntilClose) => Ok(BodyEnd::Refused(Status::BAD_REQUEST)),
+            Ok(BodyFraming::Empty) => Ok(BodyEnd::Done),
+            Ok(BodyFraming::Length(n)) if n > max => {
+                Ok(BodyEnd::Refused(Status::CONTENT_TOO_LARGE))
+            }
+            Ok(BodyFraming::Length(n)) => {
+                let n = n as usize;
+                while self.inbuf.len() - self.pos < n {
+                    if let Some(end) = self.read_before(deadline).await? {
+                        return Ok(end);
+                    }
+                }
+                self.pos += n;
+                Ok(BodyEnd::Done)
+            }
+            Ok(BodyFraming::Chunked) => {
+                let mut decoder = ChunkedDecoder::new(ChunkLimits::default());
+                let mut total = 0u64;
+                loop {
+                    let (used, event) = match decoder.feed(&self.inbuf[self.pos..]) {
+                        Ok(r) => r,
+                        Err(_) => return Ok(BodyEnd::Refused(Status::BAD_REQUEST)),
+                    };
+                    self.pos += used;
+                    match event {
+                        ChunkEvent::End => return Ok(BodyEnd::Done),
+                        ChunkEvent::Data { len, .. } => {
+                            total += len as u64;
+                            if total > max {
+                                return Ok(BodyEnd::Refused(Status::CONTENT_TOO_LARGE));
+                            }
+                        }
+                        ChunkEvent::NeedMore => {
+                            if let Some(end) = self.read_before(deadline).await? {
+                                return Ok(end);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Read more request bytes before `deadline`; `Some` says why reading ended instead.
+    async fn read_before(&mut self, deadline: Instant) -> io::Result<Option<BodyEnd>> {
+        if self.pos == self.inbuf.len() {
+            self.inbuf.clear();
+            self.pos = 0;
+        }
+        match timeout_at(deadline.into(), read_some(&self.node, &self.stream, &mut self.inbuf))
+            .await
+        {
+            Err(_) => Ok(Some(BodyEnd::TimedOut)),
+            Ok(Ok(0)) => Ok(Some(BodyEnd::Closed)),
+            Ok(Ok(_)) => Ok(None),
+            Ok(Err(e)) => Err(e),
+        }
+    }
+
+    /// Give `out` a recycled buffer if it has none (it has none between flushes).
+    fn ensure_out(&mut self) {
+        if self.out.capacity() == 0 {
+            self.out = self.node.buffers.take();
+        }
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        let deadline = Instant::now() + self.node.config.send_timeout;
+        let res = timeout_at(deadline.into(), self.stream.write_all(&self.out)).await;
+        self.node.buffers.give(std::mem::take(&mut self.out));
+        res.map_err(|_| io::Error::from(io::ErrorKind::TimedOut))?
+    }
+
+    /// Stream a large body: ranges the page cache holds go out with sendfile from the
+    /// loop; anything else is read by a helper (O_DIRECT under `--direct-io`) and written.
+    async fn send_file(&mut self, s: &FileStream) -> io::Result<()> {
+        let direct_io = self.node.config.direct_io;
+        let send_timeout = self.node.config.send_timeout;
+        let fd = self.stream.as_raw_fd();
+        let (mut off, end) = (s.start, s.start + s.len);
+        while off < end {
+            let chunk = (end - off).min(STREAM_CHUNK as u64) as usize;
+            let deadline = tokio::time::Instant::from(Instant::now() + send_timeout);
+            if !direct_io && disk::resident(&s.meta.file, off, chunk) {
+                let stop = off + chunk as u64;
+                while off < stop {
+                    timeout_at(deadline, self.stream.writable())
+                        .await
+                        .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
+                    let want = (stop - off) as usize;
+                    let sent = self.stream.try_io(Interest::WRITABLE, || {
+                        disk::sendfile(fd, &s.meta.file, &mut off, want)
+                    });
+                    match sent {
+                        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            } else {
+                let meta = Arc::clone(&s.meta);
+                let at = off;
+                let data = self
+                    .node
+                    .disk
+                    .run(move || read_miss(&meta, direct_io, at, chunk))
+                    .await
+                    .map_err(|e| io::Error::other(e.to_string()))??;
+                timeout_at(deadline, self.stream.write_all(&data))
+                    .await
+                    .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
+                off += chunk as u64;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Wait until the socket is readable, and only then take a buffer to read into: an idle
+/// connection waits without holding one.
+async fn read_some(node: &NodeState, stream: &TcpStream, buf: &mut Vec<u8>) -> io::Result<usize> {
+    loop {
+        stream.readable().await?;
+        if buf.capacity() == 0 {
+            *buf = node.buffers.take();
+        }
+        if buf.capacity() - buf.len() < READ_CHUNK {
+            buf.reserve(READ_CHUNK);
+        }
+        match stream.try_read_buf(buf) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            other => return other,
+        }
+    }
+}

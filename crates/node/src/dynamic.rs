@@ -1,0 +1,202 @@
+//! Synthetic dynamic content, standing in for HACC's Domino and ASP application servers.
+//!
+//! A URL `/<mount>/<db>/<view>/<doc>?OpenDocument` is answered with a page computed by real
+//! CPU work. The costly part depends only on the view (as a Domino view index would) and
+//! is cached per view in the node's content cache; a document is then cut cheaply out of
+//! its view. So a view miss costs the computation, and sending a view's requests to the
+//! same node (locality) pays. Everything is a pure function of the URL and the
+//! configuration, so tests can check the bytes.
+
+use std::time::Instant;
+
+/// Shape and cost of the dynamic route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DynamicConfig {
+    /// First path segment of the route (`app` for `/app/...`).
+    pub mount: String,
+    /// Rounds of the hash loop per view computation (the CPU cost of a miss).
+    pub iterations: u64,
+    /// Bytes of a computed view (what it occupies in the cache).
+    pub view_bytes: usize,
+    /// Bytes of a document response.
+    pub doc_bytes: usize,
+}
+
+impl Default for DynamicConfig {
+    fn default() -> Self {
+        DynamicConfig {
+            mount: "app".into(),
+            iterations: 200_000,
+            view_bytes: 64 * 1024,
+            doc_bytes: 8 * 1024,
+        }
+    }
+}
+
+/// The parts of a dynamic URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppPath<'a> {
+    pub db: &'a str,
+    pub view: &'a str,
+    pub doc: &'a str,
+}
+
+/// Why a URL under the mount is not a document request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AppPathError {
+    #[error("expected /<mount>/<db>/<view>/<doc>")]
+    Shape,
+    #[error("unsupported action (only OpenDocument)")]
+    Action,
+}
+
+/// Match a sanitized relative path and query against the route. `None`: not under the
+/// mount at all (a static file).
+pub fn parse_app_path<'a>(
+    cfg: &DynamicConfig,
+    rel: &'a str,
+    query: Option<&str>,
+) -> Option<Result<AppPath<'a>, AppPathError>> {
+    let rest = rel.strip_prefix(cfg.mount.as_str())?;
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    let mut segs = rest.split('/').skip(1);
+    let (Some(db), Some(view), Some(doc), None) =
+        (segs.next(), segs.next(), segs.next(), segs.next())
+    else {
+        return Some(Err(AppPathError::Shape));
+    };
+    let action_ok = match query {
+        None | Some("") => true,
+        Some(q) => q.split('&').next().is_some_and(|a| a.eq_ignore_ascii_case("OpenDocument")),
+    };
+    if !action_ok {
+        return Some(Err(AppPathError::Action));
+    }
+    Some(Ok(AppPath { db, view, doc }))
+}
+
+fn fnv1a(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in p.as_bytes().iter().chain(b"/") {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// One splitmix64 step: the unit of CPU work.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The costly part: `iterations` rounds of hashing seeded by the view, expanded into
+/// `view_bytes` of hex text. The output depends on every round, so the work is real.
+pub fn compute_view(db: &str, view: &str, iterations: u64, view_bytes: usize) -> Vec<u8> {
+    let mut h = fnv1a(&[db, view]);
+    for _ in 0..iterations {
+        h = mix(h);
+    }
+    let mut out = Vec::with_capacity(view_bytes);
+    while out.len() < view_bytes {
+        h = mix(h);
+        for i in 0..16 {
+            if out.len() == view_bytes {
+                break;
+            }
+            out.push(HEX[((h >> (i * 4)) & 0xf) as usize]);
+        }
+    }
+    out
+}
+
+fn escape_html(s: &str, out: &mut Vec<u8>) {
+    for c in s.chars() {
+        match c {
+            '<' => out.extend_from_slice(b"&lt;"),
+            '>' => out.extend_from_slice(b"&gt;"),
+            '&' => out.extend_from_slice(b"&amp;"),
+            '"' => out.extend_from_slice(b"&quot;"),
+            c => {
+                let mut b = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+            }
+        }
+    }
+}
+
+/// The cheap part: a document page of `doc_bytes` (or just its frame, if larger) cut out of
+/// its computed view at an offset given by the document name.
+pub fn render_document(app: &AppPath<'_>, view_state: &[u8], doc_bytes: usize) -> Vec<u8> {
+    let mut page = Vec::with_capacity(doc_bytes.max(256));
+    page.extend_from_slice(b"<!DOCTYPE html>\n<html><head><title>");
+    for (i, part) in [app.db, app.view, app.doc].iter().enumerate() {
+        if i > 0 {
+            page.push(b'/');
+        }
+        escape_html(part, &mut page);
+    }
+    page.extend_from_slice(b"</title></head><body><pre>\n");
+    const TAIL: &[u8] = b"\n</pre></body></html>\n";
+    let filler = doc_bytes.saturating_sub(page.len() + TAIL.len());
+    if !view_state.is_empty() {
+        let start = (fnv1a(&[app.doc]) % view_state.len() as u64) as usize;
+        page.extend(view_state.iter().cycle().skip(start).take(filler));
+    }
+    page.extend_from_slice(TAIL);
+    page
+}
+
+/// Hash-loop rounds per microsecond on this machine, measured once at start-up so that
+/// `--dyn-cost-us` means roughly what it says.
+pub fn iterations_per_us() -> f64 {
+    const ROUNDS: u64 = 4_000_000;
+    let t = Instant::now();
+    let h = std::hint::black_box(compute_view("calibrate", "calibrate", ROUNDS, 16));
+    std::hint::black_box(h);
+    let us = t.elapsed().as_secs_f64() * 1e6;
+    (ROUNDS as f64 / us.max(1.0)).max(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_shapes() {
+        let cfg = DynamicConfig::default();
+        let ok = parse_app_path(&cfg, "app/db1/v2/doc3", Some("OpenDocument")).unwrap().unwrap();
+        assert_eq!(ok, AppPath { db: "db1", view: "v2", doc: "doc3" });
+        assert!(parse_app_path(&cfg, "app/db1/v2/doc3", None).unwrap().is_ok());
+        assert_eq!(parse_app_path(&cfg, "app/db1/v2", None), Some(Err(AppPathError::Shape)));
+        assert_eq!(
+            parse_app_path(&cfg, "app/a/b/c", Some("EditDocument")),
+            Some(Err(AppPathError::Action))
+        );
+        assert_eq!(parse_app_path(&cfg, "apple/a/b/c", None), None);
+        assert_eq!(parse_app_path(&cfg, "static/x", None), None);
+    }
+
+    #[test]
+    fn deterministic_and_sized() {
+        let a = compute_view("db", "v", 1000, 4096);
+        assert_eq!(a, compute_view("db", "v", 1000, 4096));
+        assert_ne!(a, compute_view("db", "v", 1001, 4096), "every round counts");
+        assert_ne!(a, compute_view("db", "w", 1000, 4096));
+        let app = AppPath { db: "db", view: "v", doc: "<d>" };
+        let page = render_document(&app, &a, 2000);
+        assert_eq!(page.len(), 2000);
+        let title: &[u8] = b"<title>db/v/&lt;d&gt;</title>";
+        assert!(page.windows(title.len()).any(|w| w == title));
+        let other = render_document(&AppPath { doc: "e", ..app.clone() }, &a, 2000);
+        assert_ne!(page, other);
+    }
+}

@@ -1,0 +1,51 @@
+//! `larder node`: the back-end web server, built the way Flash was (AMPED: one event loop
+//! that never waits for the disk, helper threads for anything that may block, and caches
+//! for path translation, response headers and file data).
+//!
+//! Map of the crate:
+//! - [`serve`] (`server.rs`): the accept loop, connection slots, graceful shutdown.
+//! - `connection.rs`: one connection: pipelined requests in order, bodies skipped within
+//!   limits, header/idle/send timeouts, large bodies streamed (sendfile or helpers).
+//! - `respond.rs`: one request → one response: methods, report paths, dynamic route,
+//!   static files; `static_file.rs` and `dynamic_route.rs` do the last two.
+//! - [`state`]: what the loop owns: caches (`cache::Lru`), helper pools, counters.
+//! - [`translate`]: path translation (canonicalize, stay in the root, stat, open) and the
+//!   pre-rendered header lines; [`path`]: URL path → safe relative path.
+//! - [`disk`]: preadv2 RWF_NOWAIT, mincore residency, O_DIRECT reads, sendfile.
+//! - [`pool`]: the helper threads; [`buffers`]: recycled I/O buffers;
+//!   [`single_flight`]: one computation per key when many requests miss at once.
+//! - [`process`]: open-file limit and termination signals for the CLI.
+//! - [`conditional`], [`range`], [`content_type`]: HTTP semantics of static files.
+//! - [`dynamic`]: the Domino-like synthetic dynamic content (pure functions).
+//! - [`stats`]: counters, CPU/disk sampling from /proc, JSON and Prometheus renderings.
+//! - [`access_log`]: Combined Log Format, buffered and written by its own thread.
+//! - [`config`]: every limit and switch, with safe defaults; [`error`]: [`NodeError`].
+
+pub mod access_log;
+pub mod buffers;
+pub mod conditional;
+pub mod config;
+mod connection;
+pub mod content_type;
+pub mod disk;
+pub mod dynamic;
+mod dynamic_route;
+pub mod error;
+pub mod path;
+pub mod pool;
+pub mod process;
+pub mod range;
+mod respond;
+mod server;
+pub mod single_flight;
+pub mod state;
+mod static_file;
+pub mod stats;
+pub mod translate;
+
+pub use config::{Config, ConfigError};
+pub use dynamic::DynamicConfig;
+pub use error::NodeError;
+pub use http1::Limits;
+pub use process::{raise_open_file_limit, termination_signal};
+pub use server::serve;

@@ -1,0 +1,153 @@
+//! The state one event loop owns: configuration, helper pools, the three caches of Flash
+//! (path translation, response headers inside it, file data), counters and the access log.
+//! Only the loop thread touches it, so it lives in an `Rc` with `RefCell`s and no locks.
+
+use crate::access_log::AccessLog;
+use crate::buffers::BufferPool;
+use crate::config::Config;
+use crate::error::NodeError;
+use crate::pool::{HelperPool, PoolGone};
+use crate::single_flight::SingleFlight;
+use crate::stats::{Counters, LoadReport, LoadSampler};
+use crate::translate::{Stamp, TranslateOptions, Translation};
+use cache::{ByteCache, Lru};
+use http1::{DateCache, ResponseHead};
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+use tokio::sync::watch;
+
+/// A path translation and when it was checked against the file system.
+#[derive(Clone, Debug)]
+pub struct PathEntry {
+    pub translation: Arc<Translation>,
+    pub checked: Instant,
+}
+
+/// What the content cache holds: file bodies (by request path) and computed views.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BodyKey {
+    File(String),
+    View(String),
+}
+
+/// A cached body. File bodies carry the stamp of the file version they were read from, so
+/// a changed file is never served stale once its translation is refreshed.
+#[derive(Clone, Debug)]
+pub struct CachedBody {
+    pub stamp: Option<Stamp>,
+    pub bytes: Arc<[u8]>,
+}
+
+pub struct NodeState {
+    pub config: Config,
+    pub translate: Arc<TranslateOptions>,
+    /// Helpers for path translation and disk reads.
+    pub disk: HelperPool,
+    /// Helpers for computing dynamic views.
+    pub cpu: HelperPool,
+    pub paths: RefCell<Lru<String, PathEntry>>,
+    pub bodies: RefCell<Lru<BodyKey, CachedBody>>,
+    /// Path translations under way, so concurrent misses share one helper job.
+    pub translating: SingleFlight<Result<Arc<Translation>, PoolGone>>,
+    /// Dynamic views being computed, so concurrent misses share one computation.
+    pub computing: SingleFlight<Option<Arc<[u8]>>>,
+    pub dates: RefCell<DateCache>,
+    pub buffers: BufferPool,
+    pub counters: Counters,
+    pub load: RefCell<LoadSampler>,
+    pub log: Option<RefCell<AccessLog>>,
+    pub shutting_down: watch::Receiver<bool>,
+}
+
+impl NodeState {
+    pub fn new(
+        config: Config,
+        shutting_down: watch::Receiver<bool>,
+    ) -> Result<NodeState, NodeError> {
+        config.validate()?;
+        let root = config.docroot.canonicalize()?;
+        let translate = Arc::new(crate::translate::TranslateOptions {
+            root,
+            follow_outside_symlinks: config.follow_outside_symlinks,
+            direct_io: config.direct_io,
+            index_file: config.index_file.clone(),
+        });
+        let log = match &config.access_log {
+            Some(p) => Some(RefCell::new(AccessLog::open(p)?)),
+            None => None,
+        };
+        Ok(NodeState {
+            translate,
+            disk: HelperPool::new("larder-disk", config.disk_threads)?,
+            cpu: HelperPool::new("larder-cpu", config.cpu_threads)?,
+            paths: RefCell::new(Lru::new(config.path_cache_entries)),
+            bodies: RefCell::new(Lru::new(config.cache_bytes)),
+            translating: SingleFlight::default(),
+            computing: SingleFlight::default(),
+            dates: RefCell::new(DateCache::new()),
+            buffers: BufferPool::default(),
+            counters: Counters::default(),
+            load: RefCell::new(LoadSampler::default()),
+            log,
+            shutting_down,
+            config,
+        })
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        *self.shutting_down.borrow()
+    }
+
+    /// Add the `Date` header of the current second.
+    pub fn write_date(&self, head: &mut ResponseHead<'_>) {
+        let mut dates = self.dates.borrow_mut();
+        head.header("Date", dates.get(SystemTime::now()).as_bytes());
+    }
+
+    pub fn report(&self) -> LoadReport {
+        let c = &self.counters;
+        let load = self.load.borrow();
+        let bodies = self.bodies.borrow();
+        LoadReport {
+            in_flight: c.in_flight.get(),
+            open_connections: c.open_connections.get(),
+            cpu_pct: load.cpu_pct,
+            disk_read_bytes_per_sec: load.disk_read_bytes_per_sec,
+            disk_read_bytes: load.disk_read_bytes,
+            cache_bytes: bodies.used_bytes(),
+            cache_capacity_bytes: bodies.capacity_bytes(),
+            hits: c.hits.get(),
+            misses: c.misses.get(),
+            requests: c.requests.get(),
+            helper_queue: (self.disk.pending() + self.cpu.pending()) as u64,
+            bytes_sent: c.bytes_sent.get(),
+            responses_by_class: std::array::from_fn(|i| c.by_class[i].get()),
+            header_timeouts: c.header_timeouts.get(),
+        }
+    }
+
+    /// Look up a cached body, counting a hit or a miss. `valid` rejects stale entries.
+    pub fn cached_body(
+        &self,
+        key: &BodyKey,
+        valid: impl Fn(&CachedBody) -> bool,
+    ) -> Option<Arc<[u8]>> {
+        let hit =
+            self.bodies.borrow_mut().get(key).filter(|b| valid(b)).map(|b| Arc::clone(&b.bytes));
+        let counter = if hit.is_some() { &self.counters.hits } else { &self.counters.misses };
+        Counters::add(counter, 1);
+        hit
+    }
+
+    pub fn store_body(&self, key: BodyKey, body: CachedBody) {
+        let bytes = body.bytes.len() as u64 + key_bytes(&key);
+        self.bodies.borrow_mut().insert(key, body, bytes);
+    }
+}
+
+fn key_bytes(key: &BodyKey) -> u64 {
+    match key {
+        BodyKey::File(s) | BodyKey::View(s) => s.len() as u64,
+    }
+}

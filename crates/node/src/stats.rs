@@ -1,0 +1,243 @@
+//! What the node reports about itself: counters kept by the event loop, CPU and disk rates
+//! sampled from /proc, and their two renderings (the JSON load report the router polls, and
+//! Prometheus text).
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// Counters updated by the event loop (one thread, so plain cells).
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub requests: Cell<u64>,
+    pub in_flight: Cell<u64>,
+    pub open_connections: Cell<u64>,
+    pub hits: Cell<u64>,
+    pub misses: Cell<u64>,
+    pub bytes_sent: Cell<u64>,
+    /// Responses by status class: index 0 is 1xx … index 4 is 5xx.
+    pub by_class: [Cell<u64>; 5],
+    pub header_timeouts: Cell<u64>,
+}
+
+impl Counters {
+    pub fn add(cell: &Cell<u64>, n: u64) {
+        cell.set(cell.get().wrapping_add(n));
+    }
+
+    pub fn sub(cell: &Cell<u64>, n: u64) {
+        cell.set(cell.get().saturating_sub(n));
+    }
+
+    pub fn count_status(&self, code: u16) {
+        let class = (usize::from(code / 100)).clamp(1, 5) - 1;
+        Self::add(&self.by_class[class], 1);
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    at: Instant,
+    cpu_ticks: u64,
+    read_bytes: u64,
+}
+
+/// CPU utilisation and disk read rate from deltas of /proc/self/stat and /proc/self/io.
+/// Rates are per interval between two samples, so the figure is current, not a lifetime
+/// average.
+#[derive(Debug)]
+pub struct LoadSampler {
+    last: Option<Sample>,
+    ticks_per_sec: f64,
+    /// CPU time of the process over wall time, in percent of one core (helpers included,
+    /// so it may exceed 100).
+    pub cpu_pct: f64,
+    pub disk_read_bytes_per_sec: f64,
+    /// Bytes read from storage by the process so far (the counter the rate is made of).
+    pub disk_read_bytes: u64,
+}
+
+impl Default for LoadSampler {
+    fn default() -> Self {
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        LoadSampler {
+            last: None,
+            ticks_per_sec: if tck > 0 { tck as f64 } else { 100.0 },
+            cpu_pct: 0.0,
+            disk_read_bytes_per_sec: 0.0,
+            disk_read_bytes: 0,
+        }
+    }
+}
+
+impl LoadSampler {
+    /// Take a sample at `now` and update the rates; samples closer than `min_gap` to the
+    /// previous one are skipped (tick granularity would make them noise).
+    pub fn sample(&mut self, now: Instant, min_gap: Duration) {
+        if self.last.is_some_and(|l| now.duration_since(l.at) < min_gap) {
+            return;
+        }
+        let cur = Sample {
+            at: now,
+            cpu_ticks: read_cpu_ticks().unwrap_or(0),
+            read_bytes: read_io_read_bytes().unwrap_or(0),
+        };
+        if let Some(prev) = self.last {
+            let secs = now.duration_since(prev.at).as_secs_f64().max(1e-6);
+            let ticks = cur.cpu_ticks.saturating_sub(prev.cpu_ticks) as f64;
+            self.cpu_pct = 100.0 * ticks / self.ticks_per_sec / secs;
+            self.disk_read_bytes_per_sec =
+                cur.read_bytes.saturating_sub(prev.read_bytes) as f64 / secs;
+        }
+        self.disk_read_bytes = cur.read_bytes;
+        self.last = Some(cur);
+    }
+}
+
+/// utime + stime of this process, in clock ticks.
+fn read_cpu_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may contain spaces and parentheses: fields start after the last ')'.
+    let after = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // Field 14 (utime) and 15 (stime) of proc(5); `after` starts at field 3.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// Bytes this process caused to be read from storage (page-cache hits do not count).
+fn read_io_read_bytes() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines().find_map(|l| l.strip_prefix("read_bytes:")).and_then(|v| v.trim().parse().ok())
+}
+
+/// One snapshot of the node's load, as served at the load and metrics paths.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoadReport {
+    pub in_flight: u64,
+    pub open_connections: u64,
+    pub cpu_pct: f64,
+    pub disk_read_bytes_per_sec: f64,
+    pub disk_read_bytes: u64,
+    pub cache_bytes: u64,
+    pub cache_capacity_bytes: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub requests: u64,
+    pub helper_queue: u64,
+    pub bytes_sent: u64,
+    pub responses_by_class: [u64; 5],
+    pub header_timeouts: u64,
+}
+
+impl LoadReport {
+    /// The JSON the router's load monitor polls (flat, numbers only).
+    pub fn to_json(&self) -> String {
+        format!(
+            "{{\"in_flight\":{},\"open_connections\":{},\"cpu_pct\":{:.2},\
+             \"disk_read_bytes_per_sec\":{:.0},\"disk_read_bytes\":{},\"cache_bytes\":{},\"cache_capacity_bytes\":{},\
+             \"hits\":{},\"misses\":{},\"requests\":{},\"helper_queue\":{}}}\n",
+            self.in_flight,
+            self.open_connections,
+            self.cpu_pct,
+            self.disk_read_bytes_per_sec,
+            self.disk_read_bytes,
+            self.cache_bytes,
+            self.cache_capacity_bytes,
+            self.hits,
+            self.misses,
+            self.requests,
+            self.helper_queue
+        )
+    }
+
+    /// Prometheus text exposition format 0.0.4.
+    pub fn to_prometheus(&self) -> String {
+        let mut s = String::with_capacity(2048);
+        let mut metric = |name: &str, kind: &str, help: &str, value: String| {
+            s.push_str(&format!(
+                "# HELP larder_node_{name} {help}\n# TYPE larder_node_{name} {kind}\n\
+                 larder_node_{name} {value}\n"
+            ));
+        };
+        metric("requests_total", "counter", "Requests answered.", self.requests.to_string());
+        metric("in_flight", "gauge", "Requests being answered.", self.in_flight.to_string());
+        metric(
+            "open_connections",
+            "gauge",
+            "Open client connections.",
+            self.open_connections.to_string(),
+        );
+        metric(
+            "cpu_percent",
+            "gauge",
+            "Process CPU, percent of one core.",
+            format!("{:.2}", self.cpu_pct),
+        );
+        metric(
+            "disk_read_bytes_per_second",
+            "gauge",
+            "Bytes read from storage per second.",
+            format!("{:.0}", self.disk_read_bytes_per_sec),
+        );
+        metric(
+            "cache_bytes",
+            "gauge",
+            "Bytes held in the content cache.",
+            self.cache_bytes.to_string(),
+        );
+        metric(
+            "cache_capacity_bytes",
+            "gauge",
+            "Capacity of the content cache.",
+            self.cache_capacity_bytes.to_string(),
+        );
+        metric("cache_hits_total", "counter", "Content cache hits.", self.hits.to_string());
+        metric("cache_misses_total", "counter", "Content cache misses.", self.misses.to_string());
+        metric(
+            "helper_queue",
+            "gauge",
+            "Jobs queued or running on helper threads.",
+            self.helper_queue.to_string(),
+        );
+        metric("sent_bytes_total", "counter", "Response bytes sent.", self.bytes_sent.to_string());
+        metric(
+            "header_timeouts_total",
+            "counter",
+            "Connections closed for sending their request head too slowly.",
+            self.header_timeouts.to_string(),
+        );
+        s.push_str("# HELP larder_node_responses_total Responses by status class.\n");
+        s.push_str("# TYPE larder_node_responses_total counter\n");
+        for (i, n) in self.responses_by_class.iter().enumerate() {
+            s.push_str(&format!("larder_node_responses_total{{class=\"{}xx\"}} {n}\n", i + 1));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_parsing_works_here() {
+        assert!(read_cpu_ticks().is_some());
+        let mut s = LoadSampler::default();
+        let t = Instant::now();
+        s.sample(t, Duration::ZERO);
+        s.sample(t + Duration::from_secs(1), Duration::ZERO);
+        assert!(s.cpu_pct >= 0.0 && s.disk_read_bytes_per_sec >= 0.0);
+    }
+
+    #[test]
+    fn renders() {
+        let r = LoadReport { requests: 7, hits: 3, cpu_pct: 12.5, ..Default::default() };
+        let j = r.to_json();
+        assert!(j.contains("\"requests\":7") && j.contains("\"cpu_pct\":12.50"), "{j}");
+        let p = r.to_prometheus();
+        assert!(p.contains("larder_node_requests_total 7\n"), "{p}");
+        assert!(p.contains("larder_node_responses_total{class=\"2xx\"} 0\n"));
+    }
+}
