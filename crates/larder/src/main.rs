@@ -8,7 +8,8 @@ mod cmd;
 ///
 /// A front-end routes every HTTP request to the back-end node whose memory most likely
 /// holds what it needs (LARD, extended LARD, HACC), while keeping every node's load in
-/// bounds. `larder sim` studies the policies on a trace before any socket is opened.
+/// bounds. `larder up` starts a whole local cluster; `larder sim` studies the policies on a
+/// trace before any socket is opened.
 #[derive(Parser, Debug)]
 #[command(name = "larder", version, about, long_about)]
 struct Cli {
@@ -24,6 +25,7 @@ enum Command {
     Node(cmd::node::Args),
     Bench(Box<cmd::bench::Args>),
     Route(cmd::route::Args),
+    Up(cmd::up::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -34,6 +36,7 @@ fn main() -> std::process::ExitCode {
         Command::Node(args) => cmd::node::run(args),
         Command::Bench(args) => cmd::bench::run(*args),
         Command::Route(args) => cmd::route::run(args),
+        Command::Up(args) => cmd::up::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

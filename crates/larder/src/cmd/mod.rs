@@ -5,3 +5,4 @@ pub mod node;
 pub mod route;
 pub mod sim;
 pub mod trace;
+pub mod up;

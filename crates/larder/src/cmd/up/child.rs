@@ -1,0 +1,200 @@
+//! One process `larder up` started: spawned so it cannot outlive us, its stderr watched
+//! for the line that reports its bound address, and stopped with SIGTERM then SIGKILL.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use super::signals::{Signals, Wake};
+
+/// Stderr lines kept per child for error messages.
+const TAIL_LINES: usize = 20;
+/// How often a wait for a child's address looks for a stop request.
+const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// Finds the bound address in one stderr line of the child, if this is the line.
+pub type AddrLine = fn(&str) -> Option<SocketAddr>;
+
+pub struct Child {
+    /// What `larder up` calls it (n1, router).
+    pub name: String,
+    process: std::process::Child,
+    addr: Receiver<SocketAddr>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    exited: Option<ExitStatus>,
+}
+
+/// Starts `cmd` as `name`. Its stderr is read by a thread: lines before the address line
+/// are kept quiet (they are shown if it fails to start), lines after it are passed on
+/// prefixed with `[name]`.
+pub fn spawn(
+    name: &str,
+    mut cmd: Command,
+    addr_line: AddrLine,
+    signals: &Signals,
+) -> anyhow::Result<Child> {
+    let parent = std::process::id() as libc::pid_t;
+    let signals = *signals;
+    cmd.stdin(Stdio::null()).stderr(Stdio::piped());
+    // Its own process group: a terminal's Ctrl-C reaches only `larder up`, which then
+    // stops the router before the nodes behind it.
+    cmd.process_group(0);
+    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
+    // functions, allocating nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            signals.unblock()?;
+            // The safety net: killed when the thread that spawned it (our main thread,
+            // which lives as long as `larder up`) dies, even by SIGKILL.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // We died between fork and prctl: the death signal will never come.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    let mut process = cmd.spawn().with_context(|| format!("starting {name}"))?;
+    let stderr = process.stderr.take().context("child stderr")?;
+    let tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
+    let (tx, addr) = mpsc::channel();
+    let (thread_tail, prefix) = (tail.clone(), format!("[{name}]"));
+    std::thread::Builder::new()
+        .name(format!("stderr-{name}"))
+        .spawn(move || {
+            let mut ready = false;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if ready {
+                    eprintln!("{prefix} {line}");
+                } else if let Some(a) = addr_line(&line) {
+                    ready = tx.send(a).is_ok();
+                }
+                let mut tail = thread_tail.lock().unwrap_or_else(|e| e.into_inner());
+                if tail.len() == TAIL_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(line);
+            }
+        })
+        .context("starting a stderr reader")?;
+    Ok(Child { name: name.to_string(), process, addr, tail, exited: None })
+}
+
+impl Child {
+    pub fn pid(&self) -> u32 {
+        self.process.id()
+    }
+
+    /// Waits until the child reports its bound address. None means a stop was requested
+    /// meanwhile; an error names the child and shows its stderr.
+    pub fn address(
+        &mut self,
+        deadline: Instant,
+        signals: &Signals,
+    ) -> anyhow::Result<Option<SocketAddr>> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                bail!("{} did not report its address in time{}", self.describe(), self.tail());
+            }
+            match self.addr.recv_timeout(left.min(STOP_CHECK)) {
+                Ok(addr) => return Ok(Some(addr)),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    // Stderr closed: it is exiting; give it until the deadline to say how.
+                    let status = self.wait_until(deadline, signals)?;
+                    let how =
+                        status.map_or("closed its stderr".into(), |s| format!("exited ({s})"));
+                    bail!("{} {how} before it was ready{}", self.describe(), self.tail());
+                }
+            }
+            if signals.stop_requested(Duration::ZERO) {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Its exit status if it has exited (reaping it).
+    pub fn exit_status(&mut self) -> anyhow::Result<Option<ExitStatus>> {
+        if self.exited.is_none() {
+            self.exited =
+                self.process.try_wait().with_context(|| format!("waiting for {}", self.name))?;
+        }
+        Ok(self.exited)
+    }
+
+    /// "n1 (pid 123)".
+    pub fn describe(&self) -> String {
+        format!("{} (pid {})", self.name, self.pid())
+    }
+
+    /// Its last stderr lines, as an indented block for an error message.
+    pub fn tail(&self) -> String {
+        let tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+        if tail.is_empty() {
+            return "; it wrote nothing on stderr".into();
+        }
+        let lines: Vec<String> = tail.iter().map(|l| format!("\n    {l}")).collect();
+        format!("; its stderr ends:{}", lines.concat())
+    }
+
+    fn wait_until(
+        &mut self,
+        deadline: Instant,
+        signals: &Signals,
+    ) -> anyhow::Result<Option<ExitStatus>> {
+        while self.exit_status()?.is_none() && Instant::now() < deadline {
+            signals.wait(deadline.saturating_duration_since(Instant::now()).min(STOP_CHECK));
+        }
+        self.exit_status()
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child,
+        // so it cannot have been reused.
+        unsafe { libc::kill(self.pid() as libc::pid_t, signal) };
+    }
+}
+
+/// Stops every child that is still running: SIGTERM, up to `grace` for them to exit
+/// (another stop request cuts it short), then SIGKILL. Every child is reaped.
+pub fn stop(children: &mut [Child], grace: Duration, signals: &Signals) {
+    let deadline = Instant::now() + grace;
+    for c in children.iter_mut() {
+        if matches!(c.exit_status(), Ok(None)) {
+            c.signal(libc::SIGTERM);
+        }
+    }
+    loop {
+        let running = children
+            .iter_mut()
+            .filter_map(|c| c.exit_status().ok()?.is_none().then_some(()))
+            .count();
+        let left = deadline.saturating_duration_since(Instant::now());
+        if running == 0 || left.is_zero() {
+            break;
+        }
+        if signals.wait(left) == Wake::Stop {
+            break;
+        }
+    }
+    for c in children.iter_mut() {
+        if matches!(c.exit_status(), Ok(None)) {
+            eprintln!("larder up: {} is still running; killing it", c.describe());
+            c.signal(libc::SIGKILL);
+        }
+        if c.exited.is_none() {
+            c.exited = c.process.wait().ok();
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The signals `larder up` acts on, taken synchronously.
+//!
+//! SIGINT, SIGTERM and SIGCHLD are blocked before any thread exists and then taken with
+//! `sigtimedwait`: the main loop sleeps until a stop request or a child's exit instead of
+//! polling, and no handler has to share state with it. A blocked mask survives `exec`,
+//! so every child unblocks them again before it runs (`Signals::unblock`).
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::time::Duration;
+
+/// What woke the main loop.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// SIGINT or SIGTERM: stop everything.
+    Stop,
+    /// SIGCHLD: some child changed state.
+    ChildExited,
+    /// Nothing arrived within the timeout.
+    Timeout,
+}
+
+#[derive(Copy, Clone)]
+pub struct Signals {
+    /// SIGINT, SIGTERM and SIGCHLD.
+    all: libc::sigset_t,
+    /// SIGINT and SIGTERM only, to look for a stop request without eating SIGCHLD.
+    stop: libc::sigset_t,
+}
+
+fn sigset(signals: &[libc::c_int]) -> libc::sigset_t {
+    let mut set = MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initialises the set; sigaddset only gets valid signal numbers.
+    unsafe {
+        libc::sigemptyset(set.as_mut_ptr());
+        for &s in signals {
+            libc::sigaddset(set.as_mut_ptr(), s);
+        }
+        set.assume_init()
+    }
+}
+
+impl Signals {
+    /// Blocks the signals in the calling thread and every thread it starts afterwards.
+    /// Call it before any other thread exists, or a thread with them unblocked would
+    /// take them with their default action.
+    pub fn block() -> io::Result<Signals> {
+        let all = sigset(&[libc::SIGINT, libc::SIGTERM, libc::SIGCHLD]);
+        let stop = sigset(&[libc::SIGINT, libc::SIGTERM]);
+        // SAFETY: `all` is an initialised set; the old mask is not wanted.
+        let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut()) };
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        Ok(Signals { all, stop })
+    }
+
+    /// Unblocks the signals again. Async-signal-safe: a child calls it between fork and
+    /// exec, or it would start with SIGTERM blocked and never stop.
+    pub fn unblock(&self) -> io::Result<()> {
+        // SAFETY: `all` is an initialised set; the old mask is not wanted.
+        let rc =
+            unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &self.all, std::ptr::null_mut()) };
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for a stop request or a child's exit.
+    pub fn wait(&self, timeout: Duration) -> Wake {
+        match take(&self.all, timeout) {
+            Some(libc::SIGCHLD) => Wake::ChildExited,
+            Some(_) => Wake::Stop,
+            None => Wake::Timeout,
+        }
+    }
+
+    /// Waits up to `timeout` for a stop request only (SIGCHLD stays pending).
+    pub fn stop_requested(&self, timeout: Duration) -> bool {
+        take(&self.stop, timeout).is_some()
+    }
+}
+
+/// One signal of `set`, or None after `timeout` (an interrupted wait counts as a timeout:
+/// callers loop with their own deadline).
+fn take(set: &libc::sigset_t, timeout: Duration) -> Option<libc::c_int> {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `set` is initialised, `ts` lives across the call, the siginfo is not wanted.
+    let signal = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) };
+    (signal > 0).then_some(signal)
+}

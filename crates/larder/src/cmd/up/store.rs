@@ -1,0 +1,81 @@
+//! The synthetic document store `larder up` serves when no `--docroot` is given: HACC's
+//! static size mix, written once per size into a cache directory and reused after.
+//!
+//! A store is built in a directory of its own (named after this process) and renamed into
+//! place only when every file is written, so a store under its final name is complete
+//! and an interrupted build is never mistaken for one.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use trace::{docs_for_dataset, generate, served_url, write_docroot, SizeMix, SynthConfig};
+
+/// Changes whenever the bytes a store holds for a given size would change.
+const LAYOUT_VERSION: u32 = 1;
+const SEED: u64 = 1;
+/// Documents up to this size are preferred as the example to fetch (the HACC mix's small
+/// HTML files).
+const EXAMPLE_MAX_BYTES: u64 = 8 * 1024;
+
+pub struct Store {
+    pub dir: PathBuf,
+    pub docs: u32,
+    pub bytes: u64,
+    /// URL path of a document worth fetching first.
+    pub example: String,
+}
+
+/// Where stores are kept unless `--store-dir` says otherwise.
+pub fn default_root() -> anyhow::Result<PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    if let Some(xdg) = std::env::var_os("XDG_CACHE_HOME").and_then(absolute) {
+        return Ok(xdg.join("larder"));
+    }
+    match std::env::var_os("HOME").and_then(absolute) {
+        Some(home) => Ok(home.join(".cache").join("larder")),
+        None => bail!("neither XDG_CACHE_HOME nor HOME is set: give --store-dir"),
+    }
+}
+
+/// The store of about `bytes` under `root`: reused if it is there, built otherwise.
+pub fn ensure(root: &Path, bytes: u64) -> anyhow::Result<Store> {
+    let sizes = SizeMix::Hacc;
+    let docs = docs_for_dataset(bytes, sizes, SEED)?;
+    let config = SynthConfig { docs, requests: 0, seed: SEED, sizes, ..SynthConfig::default() };
+    let workload = generate(&config)?;
+    let total = workload.targets.iter().map(|t| t.size).sum();
+    let example = workload
+        .targets
+        .iter()
+        .find(|t| t.size <= EXAMPLE_MAX_BYTES)
+        .or(workload.targets.first())
+        .map(|t| served_url(&t.path))
+        .transpose()?
+        .unwrap_or_else(|| "/".into());
+    let dir = root.join(format!("store-v{LAYOUT_VERSION}-{sizes}-seed{SEED}-{bytes}"));
+    let store = Store { dir, docs, bytes: total, example };
+    if store.dir.is_dir() {
+        return Ok(store);
+    }
+    eprintln!(
+        "larder up: writing a {:.1} MiB synthetic store to {} (once; later runs reuse it)",
+        total as f64 / (1 << 20) as f64,
+        store.dir.display()
+    );
+    let building = root.join(format!(".building-{}-{}", std::process::id(), docs));
+    let result = write_docroot(&workload, &building)
+        .with_context(|| format!("writing the store in {}", building.display()))
+        .and_then(|_| match std::fs::rename(&building, &store.dir) {
+            Ok(()) => Ok(()),
+            // Another `larder up` finished the same store first: use theirs.
+            Err(_) if store.dir.is_dir() => Ok(()),
+            Err(e) => {
+                Err(e).with_context(|| format!("moving the store to {}", store.dir.display()))
+            }
+        });
+    if building.exists() {
+        // Best effort: a leftover only costs disk space and is never taken for a store.
+        let _ = std::fs::remove_dir_all(&building);
+    }
+    result.map(|()| store)
+}
