@@ -9,9 +9,10 @@
 //! parser before framing is looked at.
 
 /// How the body of a message is delimited.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum BodyFraming {
     /// No body at all.
+    #[default]
     Empty,
     /// Exactly this many bytes.
     Length(u64),

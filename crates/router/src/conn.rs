@@ -8,6 +8,7 @@
 
 use std::io::Write as _;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ use policy::{Mapped, Outcome, Target};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
+use tokio::time::Sleep;
 
 use crate::access_log::{AccessEntry, AccessLog};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
@@ -80,9 +82,16 @@ pub(crate) struct Connection {
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
     drain: watch::Receiver<bool>,
+    /// The client's address as written into `X-Forwarded-For`, formatted once.
+    client: Vec<u8>,
     client_buf: IoBuf,
     upstream_buf: IoBuf,
     out: Vec<u8>,
+    /// Deadlines for the waits every request has: the client's next head, the node's
+    /// response head. Each is one timer for the connection's life, pushed later per
+    /// request (an atomic store while it stays registered), not a timer per wait.
+    client_timer: Pin<Box<Sleep>>,
+    upstream_timer: Pin<Box<Sleep>>,
 }
 
 impl Connection {
@@ -100,9 +109,12 @@ impl Connection {
             peer,
             access_log,
             drain,
+            client: peer.ip().to_string().into_bytes(),
             client_buf: IoBuf::new(size),
             upstream_buf: IoBuf::new(size),
             out: Vec::with_capacity(size),
+            client_timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            upstream_timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             cluster,
         }
     }
@@ -112,44 +124,48 @@ impl Connection {
     pub(crate) async fn run(mut self) {
         let _ = self.stream.set_nodelay(true);
         let mut first = true;
+        // Refilled for each request on the connection: its buffers are allocated once.
+        let mut req = Request::default();
         loop {
             let settings = self.cluster.settings();
-            let request = match self.read_request(&settings, first).await {
-                Ok(Some(r)) => r,
-                Ok(None) => return,
+            match self.read_request(&settings, first, &mut req).await {
+                Ok(true) => {}
+                Ok(false) => return,
                 Err(rejection) => {
                     self.reject(&settings, &rejection, None).await;
                     return;
                 }
-            };
+            }
             first = false;
-            if self.exchange(&settings, request).await == Flow::Close {
+            if self.exchange(&settings, &req).await == Flow::Close {
                 return;
             }
         }
     }
 
-    /// Read the next request head. `Ok(None)`: the client left or went idle, or the
-    /// router is draining. A head must complete within `header_ms` of its first byte,
+    /// Read the next request head into `req`. `Ok(false)`: the client left or went idle,
+    /// or the router is draining. A head must complete within `header_ms` of its first byte,
     /// however slowly it trickles in.
     async fn read_request(
         &mut self,
         settings: &Settings,
         first: bool,
-    ) -> Result<Option<Request>, Rejection> {
+        req: &mut Request,
+    ) -> Result<bool, Rejection> {
         let t = &settings.config.timeouts;
         let mut deadline: Option<tokio::time::Instant> = None;
         loop {
             if !self.client_buf.is_empty() {
                 let parsed = head::parse_request(
                     self.client_buf.filled(),
-                    self.peer.ip(),
+                    &self.client,
                     &settings.head_limits,
                     &settings.config.via,
+                    req,
                 )?;
-                if let Some((len, request)) = parsed {
+                if let Some(len) = parsed {
                     self.client_buf.consume(len);
-                    return Ok(Some(request));
+                    return Ok(true);
                 }
                 if self.client_buf.is_full() {
                     let limit = settings.head_limits.max_header_bytes;
@@ -157,22 +173,25 @@ impl Connection {
                 }
                 deadline.get_or_insert_with(|| tokio::time::Instant::now() + ms(t.header_ms));
             } else if *self.drain.borrow() {
-                return Ok(None);
+                return Ok(false);
             }
             let wait = deadline.unwrap_or_else(|| {
                 tokio::time::Instant::now() + ms(if first { t.header_ms } else { t.idle_ms })
             });
             let idle = self.client_buf.is_empty();
+            self.client_timer.as_mut().reset(wait);
             tokio::select! {
-                read = tokio::time::timeout_at(wait, self.client_buf.fill(&mut self.stream)) => {
+                biased;
+                read = self.client_buf.fill(&mut self.stream) => {
                     match read {
-                        Ok(Ok(0)) | Ok(Err(_)) => return Ok(None),
-                        Ok(Ok(_)) => {}
-                        Err(_) if idle => return Ok(None),
-                        Err(_) => return Err(Rejection::Timeout),
+                        Ok(0) | Err(_) => return Ok(false),
+                        Ok(_) => {}
                     }
                 }
-                _ = self.drain.changed(), if idle => return Ok(None),
+                _ = &mut self.client_timer => {
+                    return if idle { Ok(false) } else { Err(Rejection::Timeout) };
+                }
+                _ = self.drain.changed(), if idle => return Ok(false),
             }
         }
     }
@@ -197,25 +216,25 @@ impl Connection {
 
     /// One request: map, pick, relay, record. A GET or HEAD that fails before its response
     /// starts, or any request whose connect fails, is tried once more on another node.
-    async fn exchange(&mut self, settings: &Settings, req: Request) -> Flow {
+    async fn exchange(&mut self, settings: &Settings, req: &Request) -> Flow {
         let limits = &settings.config.limits;
         if let BodyFraming::Length(n) = req.framing {
             if limits.max_body_bytes > 0 && n > limits.max_body_bytes {
-                self.reject(settings, &Rejection::BodyTooLarge, Some(&req)).await;
+                self.reject(settings, &Rejection::BodyTooLarge, Some(req)).await;
                 return Flow::Close;
             }
         }
         if req.framing == BodyFraming::Chunked {
             let first_bytes = self.client_buf.filled();
             if let Err(e) = body::precheck_chunked(first_bytes, limits.chunk_limits()) {
-                self.reject(settings, &Rejection::Chunked(e), Some(&req)).await;
+                self.reject(settings, &Rejection::Chunked(e), Some(req)).await;
                 return Flow::Close;
             }
         }
-        let mapped = match map_target(settings, &req) {
+        let mapped = match map_target(settings, req) {
             Ok(m) => m,
             Err(rejection) => {
-                self.reject(settings, &rejection, Some(&req)).await;
+                self.reject(settings, &rejection, Some(req)).await;
                 return Flow::Close;
             }
         };
@@ -229,17 +248,17 @@ impl Connection {
         let mut exclude = None;
         loop {
             let Some(dispatch) = self.cluster.pick(&mapped.target, &mapped.path, exclude) else {
-                return self.unavailable(settings, &req).await;
+                return self.unavailable(settings, req).await;
             };
-            let mut result = self.attempt(settings, &req, &dispatch, false).await;
+            let mut result = self.attempt(settings, req, &dispatch, false).await;
             if matches!(&result, Err(e) if matches!(e.fault, Fault::Stale)) {
-                result = self.attempt(settings, &req, &dispatch, true).await;
+                result = self.attempt(settings, req, &dispatch, true).await;
             }
             match result {
                 Ok(done) => {
                     let t = Some(done.upstream_time);
                     self.cluster.finish(dispatch.node, &mapped.target, Outcome::Ok, t);
-                    self.log(&req, done.status, done.bytes, &dispatch.name, t);
+                    self.log(req, done.status, done.bytes, &dispatch.name, t);
                     return done.flow;
                 }
                 Err(e) => {
@@ -263,13 +282,13 @@ impl Connection {
                     let status = match e.fault {
                         Fault::Client(None) => return Flow::Close,
                         Fault::Client(Some(r)) => {
-                            self.reject(settings, &r, Some(&req)).await;
+                            self.reject(settings, &r, Some(req)).await;
                             return Flow::Close;
                         }
                         Fault::UpstreamTimeout => Status::GATEWAY_TIMEOUT,
                         Fault::Connect | Fault::Stale | Fault::Upstream => Status::BAD_GATEWAY,
                     };
-                    self.error_response(settings, &req, status, &dispatch.name).await;
+                    self.error_response(settings, req, status, &dispatch.name).await;
                     return Flow::Close;
                 }
             }
@@ -382,6 +401,7 @@ impl Connection {
         self.upstream_buf.clear();
         self.out.clear();
         let deadline = tokio::time::Instant::now() + ms(t.upstream_response_ms);
+        self.upstream_timer.as_mut().reset(deadline);
         let mut response_started = false;
         let response = loop {
             // Read the drain flag late: a response that ends after SIGTERM closes.
@@ -390,7 +410,7 @@ impl Connection {
                 via: &cfg.via,
                 head_request: req.is_head(),
                 client_keep_alive: req.keep_alive && !*self.drain.borrow(),
-                client_minor: req.minor(),
+                client_minor: req.minor,
                 node_name: cfg.node_header.then_some(&*dispatch.name),
             };
             match head::parse_response(self.upstream_buf.filled(), &rules, &mut self.out) {
@@ -412,14 +432,17 @@ impl Connection {
                 return Err(AttemptError { fault: Fault::Upstream, response_started });
             }
             let nothing_yet = self.upstream_buf.is_empty();
-            match tokio::time::timeout_at(deadline, self.upstream_buf.fill(&mut upstream)).await {
-                Ok(Ok(n)) if n > 0 => {}
-                Ok(_) => {
-                    let fault =
-                        if nothing_yet && !response_started { lost } else { Fault::Upstream };
-                    return Err(AttemptError { fault, response_started });
-                }
-                Err(_) => {
+            tokio::select! {
+                biased;
+                read = self.upstream_buf.fill(&mut upstream) => match read {
+                    Ok(n) if n > 0 => {}
+                    _ => {
+                        let fault =
+                            if nothing_yet && !response_started { lost } else { Fault::Upstream };
+                        return Err(AttemptError { fault, response_started });
+                    }
+                },
+                _ = &mut self.upstream_timer => {
                     return Err(AttemptError { fault: Fault::UpstreamTimeout, response_started })
                 }
             }
@@ -460,13 +483,13 @@ impl Connection {
         let Some(log) = &self.access_log else { return };
         log.record(&AccessEntry {
             client: self.peer.ip(),
-            method: req.head.method.as_str(),
-            uri: &req.head.target,
-            minor: req.minor(),
+            method: &req.method,
+            uri: &req.target,
+            minor: req.minor,
             status,
             bytes,
-            referer: req.head.header("referer"),
-            user_agent: req.head.header("user-agent"),
+            referer: req.referer(),
+            user_agent: req.user_agent(),
             node,
             upstream,
         });
@@ -475,8 +498,8 @@ impl Connection {
 
 /// The request's target. `OPTIONS *` has no path: it is one target of its own.
 fn map_target(settings: &Settings, req: &Request) -> Result<Mapped, Rejection> {
-    if req.head.target == "*" {
+    if req.target == "*" {
         return Ok(Mapped { target: Target::from_key(0), path: "*".to_string() });
     }
-    settings.mapper.map(req.head.target.as_bytes()).map_err(Rejection::Target)
+    settings.mapper.map(req.target.as_bytes()).map_err(Rejection::Target)
 }

@@ -1,19 +1,21 @@
 //! Message heads as the router sees them: parsed strictly, rewritten for the other side.
 //!
-//! A request head is parsed by `http1` (limits, Host rules) and checked by its framing
-//! rules; then it is rewritten into the head sent upstream: hop-by-hop fields (RFC 9110
-//! §7.6.1, and every field `Connection` names) are dropped, `X-Forwarded-For` and `Via`
-//! are extended, framing headers are re-emitted in canonical form. A response head is
+//! A request head is parsed in place with httparse when it is complete and within the
+//! limits, else by `http1` (which owns the limits, Host rules and exact errors), and
+//! checked by `http1`'s framing rules; then it is rewritten into the head sent upstream:
+//! hop-by-hop fields (RFC 9110 §7.6.1, and every field `Connection` names) are dropped,
+//! `X-Forwarded-For` and `Via` are extended, framing headers are re-emitted in canonical
+//! form. A response head is
 //! parsed here (httparse) and rewritten the same way for the client. Syntax the parser
 //! refuses — obs-fold, bare CR, invalid names, space before the colon — and the framing
 //! ambiguities of `http1::framing` all become a [`Rejection`], never a forwarded byte.
 
-use std::io::Write as _;
-use std::net::IpAddr;
+use std::mem::MaybeUninit;
+use std::ops::Range;
 
 use http1::framing::{self, BodyFraming, FramingError};
 use http1::response::push_decimal;
-use http1::{Method, ParseError, RequestHead, ResponseHead, Status};
+use http1::{ParseError, ResponseHead, Status};
 
 /// Why a request is answered by the router itself, never forwarded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -49,10 +51,17 @@ impl Rejection {
     }
 }
 
-/// What the router keeps of a request once its head is parsed and rewritten.
-#[derive(Debug)]
+/// What the router keeps of a request once its head is parsed and rewritten. One lives
+/// per client connection and is refilled for each request, so its buffers are allocated
+/// once, not per request.
+#[derive(Debug, Default)]
 pub(crate) struct Request {
-    pub head: RequestHead,
+    /// The method token as received.
+    pub method: String,
+    /// The request target exactly as sent.
+    pub target: String,
+    /// The HTTP/1.x minor version.
+    pub minor: u8,
     /// The client wants the connection kept open after this exchange.
     pub keep_alive: bool,
     pub framing: BodyFraming,
@@ -64,59 +73,153 @@ pub(crate) struct Request {
     /// The client waits for `100 Continue` before sending its body; the router answers
     /// that itself (and does not forward `Expect`), so a body never waits on a round trip.
     pub expect_continue: bool,
+    /// `Referer` and `User-Agent` values for the access log, back to back in `logged`.
+    referer: Option<Range<usize>>,
+    user_agent: Option<Range<usize>>,
+    logged: Vec<u8>,
 }
 
 impl Request {
     /// A GET or HEAD without a body can be sent again to another node.
     pub fn retryable(&self) -> bool {
-        matches!(self.head.method, Method::Get | Method::Head) && self.framing == BodyFraming::Empty
+        matches!(self.method.as_str(), "GET" | "HEAD") && self.framing == BodyFraming::Empty
     }
 
     pub fn is_head(&self) -> bool {
-        self.head.method == Method::Head
+        self.method == "HEAD"
     }
 
-    pub fn minor(&self) -> u8 {
-        match self.head.version {
-            http1::Version::Http10 => 0,
-            http1::Version::Http11 => 1,
-        }
+    /// The first `Referer` value.
+    pub fn referer(&self) -> Option<&[u8]> {
+        self.referer.clone().map(|r| &self.logged[r])
+    }
+
+    /// The first `User-Agent` value.
+    pub fn user_agent(&self) -> Option<&[u8]> {
+        self.user_agent.clone().map(|r| &self.logged[r])
+    }
+
+    /// Copy the first value of `name` into `logged`.
+    fn keep_first<'a>(
+        &mut self,
+        name: &str,
+        mut fields: impl Iterator<Item = (&'a str, &'a [u8])>,
+    ) -> Option<Range<usize>> {
+        let (_, v) = fields.find(|(n, _)| n.eq_ignore_ascii_case(name))?;
+        let at = self.logged.len();
+        self.logged.extend_from_slice(v);
+        Some(at..self.logged.len())
     }
 }
 
-/// Hop-by-hop fields: meaningful for one connection only, never forwarded.
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "proxy-authenticate",
-    "proxy-authorization",
-];
+/// Hop-by-hop fields (RFC 9110 §7.6.1), and every field `Connection` names: meaningful
+/// for one connection only, never forwarded. Dispatched on length first: this runs for
+/// every field of every request and response.
+fn is_hop_by_hop(name: &str, connection_tokens: &Tokens<'_>) -> bool {
+    let is = |h: &str| name.eq_ignore_ascii_case(h);
+    let fixed = match name.len() {
+        2 => is("te"),
+        7 => is("trailer") || is("upgrade"),
+        10 => is("connection") || is("keep-alive"),
+        16 => is("proxy-connection"),
+        17 => is("transfer-encoding"),
+        18 => is("proxy-authenticate"),
+        19 => is("proxy-authorization"),
+        _ => false,
+    };
+    fixed || connection_tokens.has(name)
+}
 
 /// Fields the router writes itself.
 fn is_rewritten(name: &str) -> bool {
-    ["content-length", "via", "x-forwarded-for", "x-larder-node"]
-        .iter()
-        .any(|h| name.eq_ignore_ascii_case(h))
+    let is = |h: &str| name.eq_ignore_ascii_case(h);
+    match name.len() {
+        3 => is("via"),
+        13 => is("x-larder-node"),
+        14 => is("content-length"),
+        15 => is("x-forwarded-for"),
+        _ => false,
+    }
 }
 
-fn is_hop_by_hop(name: &str, connection_tokens: &[&str]) -> bool {
-    HOP_BY_HOP.iter().chain(connection_tokens).any(|h| name.eq_ignore_ascii_case(h))
+/// Connection tokens held inline: heads name a handful at most, so this never allocates
+/// on the request path (more than `INLINE_TOKENS` spill to the heap).
+const INLINE_TOKENS: usize = 8;
+
+struct Tokens<'a> {
+    inline: [&'a str; INLINE_TOKENS],
+    len: usize,
+    spill: Vec<&'a str>,
+}
+
+impl<'a> Tokens<'a> {
+    fn push(&mut self, token: &'a str) {
+        if self.len < INLINE_TOKENS {
+            self.inline[self.len] = token;
+            self.len += 1;
+        } else {
+            self.spill.push(token);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &&'a str> {
+        self.inline[..self.len].iter().chain(self.spill.iter())
+    }
+
+    fn has(&self, token: &str) -> bool {
+        self.iter().any(|t| t.eq_ignore_ascii_case(token))
+    }
 }
 
 /// The tokens of every `Connection` field.
-fn connection_tokens<'a>(fields: impl Iterator<Item = (&'a str, &'a [u8])>) -> Vec<&'a str> {
+fn connection_tokens<'a>(fields: impl Iterator<Item = (&'a str, &'a [u8])>) -> Tokens<'a> {
+    let mut tokens = Tokens { inline: [""; INLINE_TOKENS], len: 0, spill: Vec::new() };
     fields
         .filter(|(name, _)| name.eq_ignore_ascii_case("connection"))
         .filter_map(|(_, v)| std::str::from_utf8(v).ok())
         .flat_map(|v| v.split(','))
         .map(|t| t.trim_matches([' ', '\t']))
         .filter(|t| !t.is_empty())
-        .collect()
+        .for_each(|t| tokens.push(t));
+    tokens
+}
+
+/// Whether the list field `name` contains `token` (case-insensitive), across all its
+/// field lines (RFC 9110 §5.3).
+fn has_token<'a>(
+    mut fields: impl Iterator<Item = (&'a str, &'a [u8])>,
+    name: &str,
+    token: &str,
+) -> bool {
+    fields.any(|(n, v)| {
+        n.eq_ignore_ascii_case(name)
+            && v.split(|&b| b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+    })
+}
+
+/// Header slots for httparse, uninitialised (so free) and on the stack up to
+/// `STACK_SLOTS`; a larger configured limit takes them from the heap.
+const STACK_SLOTS: usize = 128;
+
+struct HeaderSlots<'b> {
+    stack: [MaybeUninit<httparse::Header<'b>>; STACK_SLOTS],
+    heap: Vec<MaybeUninit<httparse::Header<'b>>>,
+}
+
+impl<'b> HeaderSlots<'b> {
+    fn new() -> Self {
+        HeaderSlots { stack: [const { MaybeUninit::uninit() }; STACK_SLOTS], heap: Vec::new() }
+    }
+
+    fn get(&mut self, n: usize) -> &mut [MaybeUninit<httparse::Header<'b>>] {
+        if n <= STACK_SLOTS {
+            &mut self.stack[..n]
+        } else {
+            self.heap.resize_with(n, MaybeUninit::uninit);
+            &mut self.heap
+        }
+    }
 }
 
 /// Append the list field `name`: the values of every field so named, joined with ", "
@@ -167,58 +270,107 @@ fn push_via<'a>(
     });
 }
 
-/// Parse a request head at the start of `buf` and rewrite it for upstream.
-/// `Ok(None)` means the head is not complete yet; `Ok(Some((len, request)))` gives the
-/// head's length in `buf`.
+/// Parse a request head at the start of `buf` into `req`, rewritten for upstream;
+/// `client` is the client's address as text. `Ok(None)` means the head is not complete
+/// yet; `Ok(Some(len))` gives the head's length in `buf`.
+///
+/// A complete head within every limit is read in place (httparse over the buffer, no
+/// copy per field). Anything else — partial, malformed, over a limit — goes to
+/// `http1::parse_head`, which owns the rules and the exact error for each case.
 pub(crate) fn parse_request(
     buf: &[u8],
-    client: IpAddr,
+    client: &[u8],
     limits: &http1::Limits,
     via: &str,
-) -> Result<Option<(usize, Request)>, Rejection> {
-    let Some((head, len)) = http1::parse_head(buf, limits).map_err(Rejection::Head)? else {
-        return Ok(None);
-    };
-    if head.method == Method::Connect {
-        return Err(Rejection::NotImplemented("CONNECT"));
-    }
-    let fields = || head.headers.iter().map(|h| (h.name.as_str(), h.value.as_slice()));
-    let minor = if head.version == http1::Version::Http10 { 0 } else { 1 };
-    let framing = framing::request_framing(fields(), minor).map_err(Rejection::Framing)?;
-    let tokens = connection_tokens(fields());
-    let expect_continue = head.has_token("expect", "100-continue");
-
-    let mut out = Vec::with_capacity(len + 96);
-    out.extend_from_slice(head.method.as_str().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(head.target.as_bytes());
-    out.extend_from_slice(b" HTTP/1.1\r\n");
-    let host_missing_at = head.header("host").is_none().then_some(out.len());
-    for (name, value) in fields() {
-        let dropped = expect_continue && name.eq_ignore_ascii_case("expect");
-        if !is_hop_by_hop(name, &tokens) && !is_rewritten(name) && !dropped {
-            push_field(&mut out, name, value);
-        }
-    }
-    match framing {
-        BodyFraming::Length(n) => push_length(&mut out, n),
-        BodyFraming::Chunked => push_field(&mut out, "Transfer-Encoding", b"chunked"),
-        BodyFraming::Empty | BodyFraming::UntilClose => {
-            if head.header("content-length").is_some() {
-                push_length(&mut out, 0);
+    req: &mut Request,
+) -> Result<Option<usize>, Rejection> {
+    let mut slots = HeaderSlots::new();
+    let mut parsed = httparse::Request::new(&mut []);
+    let complete = parsed.parse_with_uninit_headers(buf, slots.get(limits.max_headers));
+    if let Ok(httparse::Status::Complete(len)) = complete {
+        if let (Some(method), Some(target), Some(minor)) =
+            (parsed.method, parsed.path, parsed.version)
+        {
+            let headers = &*parsed.headers;
+            let hosts = headers.iter().filter(|h| h.name.eq_ignore_ascii_case("host")).count();
+            let within = len <= limits.max_header_bytes && target.len() <= limits.max_uri_len;
+            if within && hosts <= 1 && (minor == 0 || hosts == 1) {
+                let fields = || headers.iter().map(|h| (h.name, h.value));
+                rewrite_request(method, target, minor, fields, client, via, req)?;
+                return Ok(Some(len));
             }
         }
     }
-    push_list(&mut out, "X-Forwarded-For", fields(), |out| {
-        let _ = write!(out, "{client}");
-    });
-    push_via(&mut out, fields(), minor, via);
+    let Some((head, len)) = http1::parse_head(buf, limits).map_err(Rejection::Head)? else {
+        return Ok(None);
+    };
+    let minor = if head.version == http1::Version::Http10 { 0 } else { 1 };
+    let fields = || head.headers.iter().map(|h| (h.name.as_str(), h.value.as_slice()));
+    rewrite_request(head.method.as_str(), &head.target, minor, fields, client, via, req)?;
+    Ok(Some(len))
+}
+
+/// Check a parsed request's framing and fill `req` with what the router keeps of it.
+fn rewrite_request<'a, I>(
+    method: &str,
+    target: &str,
+    minor: u8,
+    fields: impl Fn() -> I,
+    client: &[u8],
+    via: &str,
+    req: &mut Request,
+) -> Result<(), Rejection>
+where
+    I: Iterator<Item = (&'a str, &'a [u8])>,
+{
+    if method == "CONNECT" {
+        return Err(Rejection::NotImplemented("CONNECT"));
+    }
+    let framing = framing::request_framing(fields(), minor).map_err(Rejection::Framing)?;
+    let tokens = connection_tokens(fields());
+    let expect_continue = has_token(fields(), "expect", "100-continue");
+    let keep_alive = !has_token(fields(), "connection", "close")
+        && (minor == 1 || has_token(fields(), "connection", "keep-alive"));
+    let present = |name: &str| fields().any(|(n, _)| n.eq_ignore_ascii_case(name));
+
+    let out = &mut req.upstream_head;
+    out.clear();
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    req.host_missing_at = (!present("host")).then_some(out.len());
+    for (name, value) in fields() {
+        let dropped = expect_continue && name.eq_ignore_ascii_case("expect");
+        if !is_hop_by_hop(name, &tokens) && !is_rewritten(name) && !dropped {
+            push_field(out, name, value);
+        }
+    }
+    match framing {
+        BodyFraming::Length(n) => push_length(out, n),
+        BodyFraming::Chunked => push_field(out, "Transfer-Encoding", b"chunked"),
+        BodyFraming::Empty | BodyFraming::UntilClose => {
+            if present("content-length") {
+                push_length(out, 0);
+            }
+        }
+    }
+    push_list(out, "X-Forwarded-For", fields(), |out| out.extend_from_slice(client));
+    push_via(out, fields(), minor, via);
     out.extend_from_slice(b"\r\n");
-    let keep_alive = head.keep_alive();
-    Ok(Some((
-        len,
-        Request { head, keep_alive, framing, upstream_head: out, host_missing_at, expect_continue },
-    )))
+
+    req.method.clear();
+    req.method.push_str(method);
+    req.target.clear();
+    req.target.push_str(target);
+    req.minor = minor;
+    req.keep_alive = keep_alive;
+    req.framing = framing;
+    req.expect_continue = expect_continue;
+    req.logged.clear();
+    req.referer = req.keep_first("referer", fields());
+    req.user_agent = req.keep_first("user-agent", fields());
+    Ok(())
 }
 
 /// How the response body goes to the client.
@@ -280,16 +432,17 @@ pub(crate) fn parse_response(
     rules: &ResponseRules<'_>,
     out: &mut Vec<u8>,
 ) -> Result<Option<(usize, Response)>, BadResponse> {
-    let mut stack = [httparse::EMPTY_HEADER; 64];
-    let mut heap;
-    let storage: &mut [httparse::Header<'_>] = if rules.max_headers <= stack.len() {
-        &mut stack[..rules.max_headers]
-    } else {
-        heap = vec![httparse::EMPTY_HEADER; rules.max_headers];
-        &mut heap
-    };
-    let mut resp = httparse::Response::new(storage);
-    let len = match resp.parse(buf) {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    let mut slots = HeaderSlots::new();
+    let mut resp = httparse::Response::new(&mut []);
+    let config = httparse::ParserConfig::default();
+    let len = match config.parse_response_with_uninit_headers(
+        &mut resp,
+        buf,
+        slots.get(rules.max_headers),
+    ) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(BadResponse::TooLarge),
@@ -304,8 +457,8 @@ pub(crate) fn parse_response(
     let framing = framing::response_framing(fields(), status, rules.head_request)
         .map_err(BadResponse::Framing)?;
     let tokens = connection_tokens(fields());
-    let has = |t: &str| tokens.iter().any(|x| x.eq_ignore_ascii_case(t));
-    let upstream_keep_alive = if minor == 0 { has("keep-alive") } else { !has("close") };
+    let upstream_keep_alive =
+        if minor == 0 { tokens.has("keep-alive") } else { !tokens.has("close") };
     let interim = (100..200).contains(&status);
     let client_body = if framing == BodyFraming::Chunked && rules.client_minor == 0 {
         ClientBody::Dechunked
@@ -381,7 +534,9 @@ mod tests {
 
     fn parse(raw: &str) -> Result<Option<(usize, Request)>, Rejection> {
         let limits = http1::Limits { max_header_bytes: 4096, max_headers: 32, max_uri_len: 64 };
-        parse_request(raw.as_bytes(), IpAddr::from([10, 0, 0, 1]), &limits, "larder")
+        let mut req = Request::default();
+        let len = parse_request(raw.as_bytes(), b"10.0.0.1", &limits, "larder", &mut req)?;
+        Ok(len.map(|len| (len, req)))
     }
 
     #[test]
@@ -401,6 +556,22 @@ mod tests {
             parse("POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 007\r\n\r\n").unwrap().unwrap();
         let head = String::from_utf8(post.upstream_head).unwrap();
         assert!(head.contains("Content-Length: 7\r\n"), "{head}");
+    }
+
+    #[test]
+    fn keeps_what_the_log_and_the_retry_need() {
+        let raw = "HEAD /x HTTP/1.0\r\nUser-Agent: ua\r\nReferer: r1\r\nReferer: r2\r\n\
+                   Connection: keep-alive\r\n\r\n";
+        let (_, req) = parse(raw).unwrap().unwrap();
+        assert_eq!((req.method.as_str(), req.target.as_str(), req.minor), ("HEAD", "/x", 0));
+        assert!(req.keep_alive && req.is_head() && req.retryable());
+        assert_eq!(req.referer(), Some(&b"r1"[..]));
+        assert_eq!(req.user_agent(), Some(&b"ua"[..]));
+        assert_eq!(req.host_missing_at, Some("HEAD /x HTTP/1.1\r\n".len()));
+        // A head in pieces, or one over a limit, takes the http1 path: same answers.
+        assert!(parse("GET /a HTTP/1.1\r\nHost: x\r\n").unwrap().is_none());
+        let long = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(80));
+        assert_eq!(parse(&long).unwrap_err().status().code(), 414);
     }
 
     #[test]
