@@ -5,8 +5,9 @@
 
 use std::cell::RefCell;
 
-/// Capacity of a fresh buffer: a request head, or a response head with a 6-13 KB body.
-const FRESH_CAPACITY: usize = 16 * 1024;
+/// Capacity of a fresh buffer: a request head, or the heads of a few answers (cached
+/// bodies are sent from the cache, not copied here, unless pipelined answers are batched).
+const FRESH_CAPACITY: usize = 4 * 1024;
 /// Buffers that grew beyond this (a burst of pipelined answers) are freed, not kept.
 const MAX_KEPT_CAPACITY: usize = 256 * 1024;
 /// At most this many spare buffers are kept.

@@ -4,6 +4,7 @@
 use crate::access_log::LogEntry;
 use crate::disk;
 use crate::respond::{error, respond, FileStream, Reply, ReplyCtx};
+use crate::socket::{read_some, write_head_and_body};
 use crate::state::NodeState;
 use crate::static_file::read_miss;
 use crate::stats::Counters;
@@ -69,6 +70,10 @@ impl Conn {
     async fn run(&mut self) -> io::Result<()> {
         let header_timeout = self.node.config.header_timeout;
         let mut shutdown = self.node.shutting_down.clone();
+        // One timer for the whole connection, moved to each wait's deadline: a moved timer
+        // costs tokio an atomic update, a fresh one a trip through its timer wheel.
+        let idle_timeout = self.node.config.idle_timeout;
+        let mut timer = Box::pin(tokio::time::sleep(idle_timeout));
         // When the first byte of the request being read arrived.
         let mut request_start: Option<Instant> = None;
         loop {
@@ -82,7 +87,16 @@ impl Conn {
                     }
                     Err(e) => return self.refuse(e.status()).await,
                 };
-                match Box::pin(self.skip_body(&head, started + header_timeout)).await? {
+                let end = match body_framing(&head, self.node.config.max_body_bytes) {
+                    Ok(BodyFraming::Empty) | Ok(BodyFraming::Length(0)) => BodyEnd::Done,
+                    // Boxed: reading a body is rare, and kept inline its future would make
+                    // every connection larger.
+                    Ok(framing) => {
+                        Box::pin(self.skip_body(framing, started + header_timeout)).await?
+                    }
+                    Err(status) => BodyEnd::Refused(status),
+                };
+                match end {
                     BodyEnd::Done => {}
                     BodyEnd::Refused(status) => return self.refuse(status).await,
                     BodyEnd::TimedOut => return self.time_out().await,
@@ -110,8 +124,11 @@ impl Conn {
                 Some(start) if !idle => start + header_timeout,
                 _ => Instant::now() + self.node.config.idle_timeout,
             };
+            timer.as_mut().reset(deadline.into());
+            let node = &self.node;
             let read = tokio::select! {
-                r = timeout_at(deadline.into(), read_some(&self.node, &self.stream, &mut self.inbuf)) => r,
+                r = read_some(&self.stream, &mut self.inbuf, |b| reserve_read(node, b)) => Ok(r),
+                () = timer.as_mut() => Err(()),
                 changed = shutdown.changed(), if idle => {
                     if changed.is_err() {
                         return Ok(());
@@ -120,8 +137,8 @@ impl Conn {
                 }
             };
             match read {
-                Err(_) if idle => return Ok(()),
-                Err(_) => return self.time_out().await,
+                Err(()) if idle => return Ok(()),
+                Err(()) => return self.time_out().await,
                 Ok(Ok(0)) => return Ok(()),
                 Ok(Ok(_)) => {
                     if idle {
@@ -144,6 +161,14 @@ impl Conn {
         // large as the busiest request path.
         self.ensure_out();
         let reply = Box::pin(respond(&node, head, &mut self.out)).await;
+        if let Some(body) = &reply.shared {
+            if self.pos < self.inbuf.len() {
+                // More pipelined requests are waiting: batch their answers into one write.
+                self.out.extend_from_slice(body.bytes());
+            } else {
+                self.flush_with(body.bytes()).await?;
+            }
+        }
         if let Some(stream) = &reply.stream {
             self.flush().await?;
             Box::pin(self.send_file(stream)).await?;
@@ -208,20 +233,14 @@ impl Conn {
         self.refuse(Status::REQUEST_TIMEOUT).await
     }
 
-    /// Consume the request body (the node serves GET and HEAD, so a body is read and
-    /// dropped), within the size limit and the request deadline.
-    async fn skip_body(&mut self, head: &RequestHead, deadline: Instant) -> io::Result<BodyEnd> {
-        let minor = if head.version == Version::Http10 { 0 } else { 1 };
-        let fields = head.headers.iter().map(|h| (h.name.as_str(), h.value.as_slice()));
+    /// Consume a request body framed as [`body_framing`] allowed (the node serves GET and
+    /// HEAD, so a body is read and dropped), within the size limit and the request deadline.
+    async fn skip_body(&mut self, framing: BodyFraming, deadline: Instant) -> io::Result<BodyEnd> {
         let max = self.node.config.max_body_bytes;
-        match request_framing(fields, minor) {
-            Err(FramingError::UnsupportedCoding) => Ok(BodyEnd::Refused(Status::NOT_IMPLEMENTED)),
-            Err(_) | Ok(BodyFraming::UntilClose) => Ok(BodyEnd::Refused(Status::BAD_REQUEST)),
-            Ok(BodyFraming::Empty) => Ok(BodyEnd::Done),
-            Ok(BodyFraming::Length(n)) if n > max => {
-                Ok(BodyEnd::Refused(Status::CONTENT_TOO_LARGE))
-            }
-            Ok(BodyFraming::Length(n)) => {
+        match framing {
+            // Refused by `body_framing` before this is called.
+            BodyFraming::Empty | BodyFraming::UntilClose => Ok(BodyEnd::Done),
+            BodyFraming::Length(n) => {
                 let n = n as usize;
                 while self.inbuf.len() - self.pos < n {
                     if let Some(end) = self.read_before(deadline).await? {
@@ -231,7 +250,7 @@ impl Conn {
                 self.pos += n;
                 Ok(BodyEnd::Done)
             }
-            Ok(BodyFraming::Chunked) => {
+            BodyFraming::Chunked => {
                 let mut decoder = ChunkedDecoder::new(ChunkLimits::default());
                 let mut total = 0u64;
                 loop {
@@ -265,9 +284,9 @@ impl Conn {
             self.inbuf.clear();
             self.pos = 0;
         }
-        match timeout_at(deadline.into(), read_some(&self.node, &self.stream, &mut self.inbuf))
-            .await
-        {
+        let node = &self.node;
+        let read = read_some(&self.stream, &mut self.inbuf, |b| reserve_read(node, b));
+        match timeout_at(deadline.into(), read).await {
             Err(_) => Ok(Some(BodyEnd::TimedOut)),
             Ok(Ok(0)) => Ok(Some(BodyEnd::Closed)),
             Ok(Ok(_)) => Ok(None),
@@ -283,13 +302,19 @@ impl Conn {
     }
 
     async fn flush(&mut self) -> io::Result<()> {
-        if self.out.is_empty() {
+        self.flush_with(&[]).await
+    }
+
+    /// Write the batched answers in `out`, then `body` (a cached body, sent from where it
+    /// is cached instead of being copied into `out`).
+    async fn flush_with(&mut self, body: &[u8]) -> io::Result<()> {
+        if self.out.is_empty() && body.is_empty() {
             return Ok(());
         }
-        let deadline = Instant::now() + self.node.config.send_timeout;
-        let res = timeout_at(deadline.into(), self.stream.write_all(&self.out)).await;
+        let limit = self.node.config.send_timeout;
+        let res = write_head_and_body(&self.stream, &self.out, body, limit).await;
         self.node.buffers.give(std::mem::take(&mut self.out));
-        res.map_err(|_| io::Error::from(io::ErrorKind::TimedOut))?
+        res
     }
 
     /// Stream a large body: ranges the page cache holds go out with sendfile from the
@@ -338,20 +363,26 @@ impl Conn {
     }
 }
 
-/// Wait until the socket is readable, and only then take a buffer to read into: an idle
-/// connection waits without holding one.
-async fn read_some(node: &NodeState, stream: &TcpStream, buf: &mut Vec<u8>) -> io::Result<usize> {
-    loop {
-        stream.readable().await?;
-        if buf.capacity() == 0 {
-            *buf = node.buffers.take();
-        }
-        if buf.capacity() - buf.len() < READ_CHUNK {
-            buf.reserve(READ_CHUNK);
-        }
-        match stream.try_read_buf(buf) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-            other => return other,
-        }
+/// How the body of `head` is framed, or the status that refuses it: codings the node does
+/// not know, framing that is ambiguous, or a declared length above `max`.
+fn body_framing(head: &RequestHead, max: u64) -> Result<BodyFraming, Status> {
+    let minor = if head.version == Version::Http10 { 0 } else { 1 };
+    let fields = head.headers.iter().map(|h| (h.name.as_str(), h.value.as_slice()));
+    match request_framing(fields, minor) {
+        Err(FramingError::UnsupportedCoding) => Err(Status::NOT_IMPLEMENTED),
+        Err(_) | Ok(BodyFraming::UntilClose) => Err(Status::BAD_REQUEST),
+        Ok(BodyFraming::Length(n)) if n > max => Err(Status::CONTENT_TOO_LARGE),
+        Ok(framing) => Ok(framing),
+    }
+}
+
+/// Room for one read, taken only once the socket is readable: an idle connection waits
+/// without holding a buffer.
+fn reserve_read(node: &NodeState, buf: &mut Vec<u8>) {
+    if buf.capacity() == 0 {
+        *buf = node.buffers.take();
+    }
+    if buf.capacity() - buf.len() < READ_CHUNK {
+        buf.reserve(READ_CHUNK);
     }
 }

@@ -12,6 +12,8 @@
 //! - [`translate`]: path translation (canonicalize, stay in the root, stat, open) and the
 //!   pre-rendered header lines; [`path`]: URL path → safe relative path.
 //! - [`disk`]: preadv2 RWF_NOWAIT, mincore residency, O_DIRECT reads, sendfile.
+//! - `socket.rs`: reads that leave a drained socket not-ready, head + cached body in one
+//!   `writev` with a timer only when the client is slow.
 //! - [`pool`]: the helper threads; [`buffers`]: recycled I/O buffers;
 //!   [`single_flight`]: one computation per key when many requests miss at once.
 //! - [`process`]: open-file limit and termination signals for the CLI.
@@ -38,6 +40,7 @@ pub mod range;
 mod respond;
 mod server;
 pub mod single_flight;
+mod socket;
 pub mod state;
 mod static_file;
 pub mod stats;

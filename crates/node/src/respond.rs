@@ -17,6 +17,21 @@ pub struct FileStream {
     pub len: u64,
 }
 
+/// A body the content cache holds (or a range of it), sent from the cache's own buffer
+/// after the head instead of being copied next to it.
+#[derive(Clone, Debug)]
+pub struct SharedBody {
+    pub bytes: Arc<[u8]>,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl SharedBody {
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[self.start..self.end]
+    }
+}
+
 /// What was answered, for counters, the access log and the connection.
 #[derive(Debug)]
 pub struct Reply {
@@ -24,6 +39,8 @@ pub struct Reply {
     pub body_bytes: u64,
     /// Close the connection after this response.
     pub close: bool,
+    /// A cached body to send after the head written into the output buffer.
+    pub shared: Option<SharedBody>,
     pub stream: Option<FileStream>,
 }
 
@@ -88,6 +105,7 @@ pub fn simple(
         status,
         body_bytes: if send_body { body.len() as u64 } else { 0 },
         close: !ctx.keep_alive,
+        shared: None,
         stream: None,
     }
 }

@@ -7,7 +7,7 @@ use crate::disk;
 use crate::path::SafePath;
 use crate::pool::PoolGone;
 use crate::range::{parse_range, RangeRequest};
-use crate::respond::{begin, error, FileStream, Reply, ReplyCtx};
+use crate::respond::{begin, error, FileStream, Reply, ReplyCtx, SharedBody};
 use crate::state::{BodyKey, CachedBody, NodeState, PathEntry};
 use crate::translate::{translate, FileMeta, Translation};
 use cache::ByteCache;
@@ -89,6 +89,7 @@ async fn serve_file(
             status: Status::NOT_MODIFIED,
             body_bytes: 0,
             close: !ctx.keep_alive,
+            shared: None,
             stream: None,
         };
     }
@@ -128,13 +129,17 @@ async fn serve_file(
         h.header("Content-Range", cr.as_bytes());
     }
     h.finish();
-    let mut reply = Reply { status, body_bytes: 0, close: !ctx.keep_alive, stream: None };
+    let mut reply =
+        Reply { status, body_bytes: 0, close: !ctx.keep_alive, shared: None, stream: None };
     if ctx.head_only {
         return reply;
     }
     reply.body_bytes = count;
     match body {
-        Some(b) => out.extend_from_slice(&b[start as usize..(start + count) as usize]),
+        Some(bytes) => {
+            let (start, end) = (start as usize, (start + count) as usize);
+            reply.shared = Some(SharedBody { bytes, start, end });
+        }
         None => reply.stream = Some(FileStream { meta: Arc::clone(meta), start, len: count }),
     }
     reply
