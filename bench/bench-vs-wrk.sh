@@ -18,17 +18,11 @@ NGINX_WORKERS=${NGINX_WORKERS:-1}
 MIN_RATIO=${MIN_RATIO:-0.9}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ] || ! command -v wrk >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq nginx wrk >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+. "$ROOT/bench/lib.sh"
+ensure_tools nginx wrk
+NGINX=$(tool_path nginx)
 
-if [ -z "${LARDER:-}" ]; then
-    (cd "$ROOT" && cargo build --release -q -p larder)
-    LARDER="${CARGO_TARGET_DIR:-$ROOT/target}/release/larder"
-fi
+LARDER=$(larder_binary "$ROOT")
 
 WORK=$(mktemp -d)
 cleanup() {
@@ -40,7 +34,7 @@ trap cleanup EXIT
 mkdir -p "$WORK/www" "$WORK/tmp"
 chmod 755 "$WORK" "$WORK/www"   # nginx workers run as an unprivileged user
 head -c 1024 /dev/zero | tr '\0' 'x' >"$WORK/www/1k.html"
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 cat >"$WORK/nginx.conf" <<CONF
 worker_processes $NGINX_WORKERS;
 pid $WORK/nginx.pid;
@@ -64,10 +58,7 @@ http {
 CONF
 "$NGINX" -p "$WORK" -c "$WORK/nginx.conf"
 URL="http://127.0.0.1:$PORT/1k.html"
-for _ in $(seq 1 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-    sleep 0.1
-done
+wait_port "$PORT"
 
 echo "nginx 1 KB file at $URL; $CONNECTIONS connections, $THREADS threads, ${DURATION}s per run"
 echo "wrk:    wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s $URL"

@@ -12,15 +12,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$(mktemp -d /tmp/larder-html-check.XXXXXX)}
 mkdir -p "$OUT"
 
-if ! command -v chromium >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq chromium >/dev/null
-fi
-if [ -z "${LARDER:-}" ]; then
-    (cd "$ROOT" && cargo build --release -q -p larder)
-    LARDER="${CARGO_TARGET_DIR:-$ROOT/target}/release/larder"
-fi
+. "$ROOT/bench/lib.sh"
+ensure_tools chromium
+LARDER=$(larder_binary "$ROOT")
 
 WORK=$(mktemp -d)
 SERVER_PID=

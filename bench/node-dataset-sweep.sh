@@ -24,15 +24,9 @@ WARMUP=${WARMUP:-6}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/bench/results}
 
-if ! command -v wrk >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq wrk >/dev/null
-fi
-if [ -z "${LARDER:-}" ]; then
-    (cd "$ROOT" && cargo build --release -q -p larder)
-    LARDER="${CARGO_TARGET_DIR:-$ROOT/target}/release/larder"
-fi
+. "$ROOT/bench/lib.sh"
+ensure_tools wrk
+LARDER=$(larder_binary "$ROOT")
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 WORK=$(mktemp -d -p "${SWEEP_TMP:-/var/tmp}")
@@ -62,17 +56,6 @@ request = function()
 end
 LUA
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_port() {
-    for _ in $(seq 1 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-        sleep 0.1
-    done
-    echo "nothing listens on port $1" >&2
-    return 1
-}
 load_field() {
     python3 -c 'import json, sys, urllib.request
 print(json.load(urllib.request.urlopen(sys.argv[1]))[sys.argv[2]])' "http://127.0.0.1:$1/.larder/load" "$2"

@@ -23,17 +23,11 @@ FEW=${FEW:-100}
 MANY_DURATION=${MANY_DURATION:-15}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-if { ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; } || ! command -v wrk >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq nginx wrk >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+. "$ROOT/bench/lib.sh"
+ensure_tools nginx wrk
+NGINX=$(tool_path nginx)
 
-if [ -z "${LARDER:-}" ]; then
-    (cd "$ROOT" && cargo build --release -q -p larder)
-    LARDER="${CARGO_TARGET_DIR:-$ROOT/target}/release/larder"
-fi
+LARDER=$(larder_binary "$ROOT")
 
 # 10,000 connections need 10,000 descriptors on each side.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -47,19 +41,6 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_port() {
-    for _ in $(seq 1 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-        sleep 0.1
-    done
-    echo "nothing listens on port $1" >&2
-    return 1
-}
 
 mkdir -p "$WORK/www" "$WORK/tmp"
 head -c 6144 /dev/urandom >"$WORK/www/6k.bin"

@@ -28,23 +28,12 @@ WRK_THREADS=${WRK_THREADS:-1}
 SAMPLES=${SAMPLES:-40}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-need=()
-command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need+=(haproxy)
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
-command -v wrk >/dev/null 2>&1 || need+=(wrk)
-command -v curl >/dev/null 2>&1 || need+=(curl)
-if [ ${#need[@]} -gt 0 ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+. "$ROOT/bench/lib.sh"
+ensure_tools haproxy nginx wrk curl
+HAPROXY=$(tool_path haproxy)
+NGINX=$(tool_path nginx)
 
-if [ -z "${LARDER:-}" ]; then
-    (cd "$ROOT" && cargo build --release -q -p larder)
-    LARDER="${CARGO_TARGET_DIR:-$ROOT/target}/release/larder"
-fi
+LARDER=$(larder_binary "$ROOT")
 
 WORK=$(mktemp -d)
 PIDS=()
@@ -54,19 +43,6 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_port() {
-    for _ in $(seq 1 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-        sleep 0.1
-    done
-    echo "nothing listens on port $1" >&2
-    return 1
-}
 
 # The documents: 1 KB for throughput, 512 B … 2 MB for the overhead fit.
 SIZES_KB="0.5 1 2 4 8 16 32 64 128 256 512 1024 2048"

@@ -23,10 +23,8 @@ BIG_DATASET_MB=${BIG_DATASET_MB:-16000}
 POLICY=${POLICY:-lard-r}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-if [ -z "${LARDER:-}" ]; then
-    cargo build --release -p larder --manifest-path "$ROOT/Cargo.toml" >&2
-    LARDER="${CARGO_TARGET_DIR:-$ROOT/target}/release/larder"
-fi
+. "$ROOT/bench/lib.sh"
+LARDER=$(larder_binary "$ROOT")
 
 field() { # field NAME JSON: a number from a one-line JSON object
     grep -o "\"$1\":[-0-9.e+]*" <<<"$2" | head -1 | cut -d: -f2

@@ -1,0 +1,46 @@
+# Shared by the benchmark scripts (sourced, not run): installing what a script needs,
+# finding the larder binary, and loopback ports. Touches only loopback.
+
+# ensure_tools TOOL...: install the Debian package of each missing tool (the package has
+# the tool's name), looking in /usr/sbin too since nginx and haproxy live there.
+ensure_tools() {
+    local need=() tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || need+=("$tool")
+    done
+    if [ ${#need[@]} -gt 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq "${need[@]}" >/dev/null
+    fi
+}
+
+# tool_path TOOL: the tool's path (PATH first, then /usr/sbin).
+tool_path() {
+    command -v "$1" || echo "/usr/sbin/$1"
+}
+
+# larder_binary ROOT: $LARDER if set, else a release build of the workspace at ROOT.
+larder_binary() {
+    if [ -n "${LARDER:-}" ]; then
+        echo "$LARDER"
+        return
+    fi
+    (cd "$1" && cargo build --release -q -p larder) >&2
+    echo "${CARGO_TARGET_DIR:-$1/target}/release/larder"
+}
+
+# free_port: a port free on 127.0.0.1 a moment ago.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT: wait (at most 10 s) until something accepts on 127.0.0.1:PORT.
+wait_port() {
+    for _ in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    echo "nothing listens on port $1" >&2
+    return 1
+}
