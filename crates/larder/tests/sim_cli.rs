@@ -59,3 +59,88 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_cache_list_gives_each_node_its_own_cache_and_sets_the_cluster_size() {
+    let out = larder(&[
+        "sim",
+        "--gen",
+        "uniform",
+        "--sizes",
+        "fixed:4KiB",
+        "--dataset-mb",
+        "4",
+        "--requests",
+        "40000",
+        "--cache-mb",
+        "1,1,0.5,0.5",
+        "--cache",
+        "lru",
+        "--policy",
+        "wrr",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let runs: Vec<serde_json::Value> =
+        stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON object a line")).collect();
+    let [run] = &runs[..] else { panic!("one run expected: {stdout}") };
+    assert_eq!(run["nodes"], 4, "the list's length is the cluster size");
+    assert_eq!(run["cache"], "lru");
+    assert_eq!(run["cache_mb_total"], 3.0);
+    let nodes = run["per_node"].as_array().unwrap();
+    let caches: Vec<f64> = nodes.iter().map(|n| n["cache_mb"].as_f64().unwrap()).collect();
+    assert_eq!(caches, [1.0, 1.0, 0.5, 0.5]);
+    let hits: Vec<f64> = nodes.iter().map(|n| n["hit_ratio"].as_f64().unwrap()).collect();
+    assert!(hits[2].max(hits[3]) < hits[0].min(hits[1]), "half the cache hits less: {hits:?}");
+
+    // --nodes may repeat the list's length; the table names each node's cache.
+    let out = larder(&[
+        "sim",
+        "--gen",
+        "uniform",
+        "--requests",
+        "5000",
+        "--nodes",
+        "3",
+        "--cache-mb",
+        "2,2,1",
+        "--policy",
+        "lard",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("cache 2,2,1 MiB node by node, 5 MiB in all (gds)"), "{table}");
+    assert!(table.contains("cache MiB"), "{table}");
+}
+
+#[test]
+fn bad_cache_lists_are_clear_errors() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["--cache-mb", "16,16,8,8", "--nodes", "3"], "lists 4 cache sizes but --nodes is 3"),
+        (&["--cache-mb", "16,16,8,8", "--nodes", "1..4"], "fixes the cluster at 4 nodes"),
+        (&["--cache-mb", "16,16", "--nodes", "2,2"], "fixes the cluster at 2 nodes"),
+        (&["--cache-mb", "0"], "more than 0"),
+        (&["--cache-mb", "16,0,8"], "more than 0"),
+        (&["--cache-mb", "16,x"], "cache size \"x\""),
+        (&["--cache-mb", "16,,8"], "cache size \"\""),
+    ];
+    for (extra, message) in cases {
+        let mut args = vec!["sim", "--gen", "uniform", "--requests", "1000"];
+        args.extend_from_slice(extra);
+        let out = larder(&args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("error") && err.contains(message), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_explains_the_cache_list_and_lru() {
+    let out = larder(&["sim", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("--cache-mb") && help.contains("16,16,8,8"), "{help}");
+    assert!(help.contains("lru"), "{help}");
+}

@@ -4,32 +4,17 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::TempDir;
+
 /// Generous bounds for a loaded 2-core machine; the test takes a few seconds.
 const START: Duration = Duration::from_secs(60);
 const EXIT: Duration = Duration::from_secs(30);
-
-/// A directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("larder-up-test-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A running `larder up`: its stdout and stderr lines arrive on channels; its exit status
 /// arrives on `exit` (a thread waits for it, so every wait here has a deadline).
@@ -166,7 +151,7 @@ fn get(url: &str) -> String {
 
 #[test]
 fn serves_through_the_router_and_stops_everything_on_sigterm() {
-    let tmp = TempDir::new("serve");
+    let tmp = TempDir::new("up-test-serve");
     let store = tmp.0.join("store");
     let up = start(&store, &[]);
     let out = up.stdout_until(|l| l.starts_with("larder up: ready"));
@@ -197,7 +182,7 @@ fn serves_through_the_router_and_stops_everything_on_sigterm() {
 
 #[test]
 fn a_process_that_fails_to_start_is_named_and_nothing_is_left() {
-    let tmp = TempDir::new("fail");
+    let tmp = TempDir::new("up-test-fail");
     let up = start(&tmp.0.join("store"), &["--nodes", "2", "--policy", "no-such-policy"]);
     let out = up.stdout_until(|_| false);
     let status = up.wait_exit();

@@ -3,7 +3,7 @@
 use cache::Kind;
 use policy::PolicySpec;
 
-use crate::{Model, SimError};
+use crate::{CacheSizes, Model, SimError};
 
 /// Highest cluster size accepted, so a typo cannot ask for a billion nodes.
 pub const MAX_NODES: usize = 100_000;
@@ -13,8 +13,8 @@ pub const MAX_NODES: usize = 100_000;
 pub struct SimConfig {
     /// Back-end nodes (≥ 1).
     pub nodes: usize,
-    /// Cache bytes per node.
-    pub cache_bytes: u64,
+    /// Each node's cache capacity.
+    pub caches: CacheSizes,
     /// Replacement policy of every node's cache (GreedyDual-Size in the LARD paper).
     pub cache_kind: Kind,
     pub policy: PolicySpec,
@@ -30,9 +30,20 @@ pub struct SimConfig {
 impl SimConfig {
     /// The paper's settings for `nodes` nodes with `cache_bytes` each, running `policy`.
     pub fn new(nodes: usize, cache_bytes: u64, policy: PolicySpec) -> Self {
+        Self::with_caches(nodes, CacheSizes::Uniform(cache_bytes), policy)
+    }
+
+    /// The paper's settings with one cache size per node: as many nodes as `cache_bytes`
+    /// has entries.
+    pub fn per_node(cache_bytes: Vec<u64>, policy: PolicySpec) -> Self {
+        Self::with_caches(cache_bytes.len(), CacheSizes::PerNode(cache_bytes), policy)
+    }
+
+    /// The paper's settings for `nodes` nodes with `caches`, running `policy`.
+    pub fn with_caches(nodes: usize, caches: CacheSizes, policy: PolicySpec) -> Self {
         SimConfig {
             nodes,
-            cache_bytes,
+            caches,
             cache_kind: Kind::Gds,
             policy,
             model: Model::default(),
@@ -56,6 +67,7 @@ impl SimConfig {
         if self.nodes == 0 || self.nodes > MAX_NODES {
             return bad(format!("nodes must be in 1..={MAX_NODES}"));
         }
+        self.caches.check(self.nodes)?;
         if !(0.0..1.0).contains(&self.warmup) {
             return bad("warmup must be a fraction in 0.0..1.0".into());
         }

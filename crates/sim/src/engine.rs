@@ -144,7 +144,7 @@ impl<'w> Simulator<'w> {
             });
         }
         let warmup = ((total as f64 * config.warmup) as u64).min(total - 1);
-        let ideal_capacity = config.cache_bytes.saturating_mul(config.nodes as u64);
+        let ideal_capacity = config.caches.total(config.nodes);
         let ideal = *self
             .ideal
             .entry((ideal_capacity, config.cache_kind, warmup))
@@ -170,12 +170,12 @@ impl<'w> Simulator<'w> {
         policy.membership(&NodeState::uniform(n), 0);
         let mut view = LoadView::new(n);
         let mut nodes: Vec<Node> = (0..n)
-            .map(|_| Node {
+            .map(|i| Node {
                 cpu: Server::default(),
                 disk: Server::default(),
                 cache: config
                     .cache_kind
-                    .build_with_hasher::<u32, (), _>(config.cache_bytes, FxBuildHasher),
+                    .build_with_hasher::<u32, (), _>(config.caches.of(i), FxBuildHasher),
                 completed_in_window: 0,
                 lookups: 0,
                 hits: 0,
@@ -309,7 +309,9 @@ impl<'w> Simulator<'w> {
         let window = (close - open) as f64;
         let per_node: Vec<NodeResult> = nodes
             .iter()
-            .map(|nd| NodeResult {
+            .enumerate()
+            .map(|(i, nd)| NodeResult {
+                cache_mb: mib(config.caches.of(i)),
                 requests: nd.completed_in_window,
                 cpu_util: nd.cpu.busy_in_window as f64 / window,
                 disk_util: nd.disk.busy_in_window as f64 / window,
@@ -324,7 +326,7 @@ impl<'w> Simulator<'w> {
         Ok(RunResult {
             policy: policy_name.to_string(),
             nodes: n,
-            cache_mb: config.cache_bytes as f64 / (1024.0 * 1024.0),
+            cache_mb_total: mib(ideal_capacity),
             cache: config.cache_kind.to_string(),
             requests: total,
             warmup_requests: warmup,
@@ -349,6 +351,10 @@ impl<'w> Simulator<'w> {
             per_node,
         })
     }
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
 }
 
 fn ratio(part: u64, whole: u64) -> f64 {

@@ -1,15 +1,16 @@
 //! The reference hit ratio: one cache as large as the whole cluster's memory.
 //!
-//! A locality-aware policy can at best make the cluster's n caches behave like one cache
-//! of n times the size (no target cached twice, every request sent to the node holding
-//! it). Replaying the same stream through one such cache gives the hit ratio the issue's
-//! claim for `lard-r` is checked against.
+//! A locality-aware policy can at best make the cluster's caches behave like one cache
+//! as large as all of them together, equal or not (no target cached twice, every request
+//! sent to the node holding it). Replaying the same stream through one such cache gives
+//! the hit ratio the claim for `lard-r` is checked against.
 
 use cache::{FxBuildHasher, Kind};
 use trace::Workload;
 
-/// Hit ratio of one `kind` cache of `capacity_bytes` over `workload`'s requests in
-/// order, counting only requests from index `warmup_requests` on (misses insert at once).
+/// Hit ratio of one `kind` cache of `capacity_bytes` (for a cluster, the sum of its
+/// nodes' caches: [`crate::CacheSizes::total`]) over `workload`'s requests in order,
+/// counting only requests from index `warmup_requests` on (misses insert at once).
 pub fn ideal_hit_ratio(
     workload: &Workload,
     capacity_bytes: u64,

@@ -4,6 +4,7 @@
 //! Map of the crate:
 //! - `model.rs`: [`Model`], what a request costs a node's CPU and disk (paper defaults).
 //! - `config.rs`: [`SimConfig`], one run's settings (nodes, caches, policy, warm-up, S).
+//! - `cache_sizes.rs`: [`CacheSizes`], one cache size for every node or one per node.
 //! - `engine.rs`: [`Simulator`], the discrete-event simulation itself.
 //! - `event_queue.rs`: future events: a FIFO per server, their heads in a 4-ary heap.
 //! - `ideal.rs`: [`ideal_hit_ratio`], the one-big-cache reference.
@@ -13,6 +14,7 @@
 //! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG.
 //! - `error.rs`: [`SimError`].
 
+mod cache_sizes;
 mod config;
 mod engine;
 mod error;
@@ -24,6 +26,7 @@ mod result;
 mod svg;
 mod sweep;
 
+pub use cache_sizes::CacheSizes;
 pub use config::{SimConfig, MAX_NODES};
 pub use engine::{Completion, Simulator};
 pub use error::SimError;

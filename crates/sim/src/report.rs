@@ -44,14 +44,15 @@ pub fn table(results: &[RunResult], wall_seconds: Option<f64>) -> String {
     if let [r] = results {
         let _ = writeln!(
             out,
-            "\n{:>5} {:>10} {:>6} {:>6} {:>6}",
-            "node", "requests", "cpu%", "disk%", "hit%"
+            "\n{:>5} {:>9} {:>10} {:>6} {:>6} {:>6}",
+            "node", "cache MiB", "requests", "cpu%", "disk%", "hit%"
         );
         for (i, n) in r.per_node.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "{:>5} {:>10} {:>6.1} {:>6.1} {:>6.1}",
+                "{:>5} {:>9} {:>10} {:>6.1} {:>6.1} {:>6.1}",
                 i,
+                n.cache_mb,
                 n.requests,
                 100.0 * n.cpu_util,
                 100.0 * n.disk_util,
@@ -62,7 +63,7 @@ pub fn table(results: &[RunResult], wall_seconds: Option<f64>) -> String {
     let _ = writeln!(
         out,
         "\ncpu%/disk%: mean and max over nodes of busy time in the measured window; imbal: \
-         max/mean requests per node; ideal%: one cache of nodes × cache size."
+         max/mean requests per node; ideal%: one cache as large as all nodes' caches together."
     );
     if let Some(wall) = wall_seconds {
         let replayed: u64 = results.iter().map(|r| r.requests).sum();

@@ -5,6 +5,8 @@ use serde::Serialize;
 /// One node's share of a run, over the measured window.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct NodeResult {
+    /// This node's cache, in MiB.
+    pub cache_mb: f64,
     /// Requests this node completed in the window.
     pub requests: u64,
     /// Share of the window its CPU was busy, 0.0–1.0.
@@ -20,8 +22,8 @@ pub struct NodeResult {
 pub struct RunResult {
     pub policy: String,
     pub nodes: usize,
-    /// Cache per node, in MiB.
-    pub cache_mb: f64,
+    /// All nodes' caches together, in MiB (each node's is in `per_node`).
+    pub cache_mb_total: f64,
     /// Cache replacement (`gds` or `lru`).
     pub cache: String,
     /// Requests replayed (warm-up included); every one of them completed.
@@ -37,7 +39,7 @@ pub struct RunResult {
     pub throughput_rps: f64,
     /// Cache hits over lookups of the measured requests, over all nodes.
     pub hit_ratio: f64,
-    /// Hit ratio of one cache of `nodes × cache_mb` (same replacement) over the same
+    /// Hit ratio of one cache of `cache_mb_total` (same replacement) over the same
     /// request stream: what perfect locality with no load balancing would reach.
     pub ideal_hit_ratio: f64,
     /// Max over mean of the nodes' completed requests in the window (1.0 = even).

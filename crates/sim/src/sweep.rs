@@ -50,7 +50,8 @@ impl FromStr for NodeRange {
 
 /// Runs every policy at every cluster size (sizes outer, policies inner), each from
 /// `base` with `nodes` and `policy` replaced; `each` hears every result and its wall
-/// time as it comes.
+/// time as it comes. A per-node cache list in `base` fits only its own cluster size:
+/// any other size is refused.
 pub fn sweep(
     sim: &mut Simulator<'_>,
     base: &SimConfig,

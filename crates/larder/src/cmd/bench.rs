@@ -1,6 +1,7 @@
 //! `larder bench`: drive a server with a URL, a replayed access log or a synthetic
 //! workload; closed loop, DBench ramp or open loop; report as a table, JSON and HTML.
-//! `larder bench compare` runs the same workload against several targets, A B A B.
+//! `larder bench compare` runs the same workload against several targets, A B A B;
+//! `larder bench experiment` runs the headline experiments (see `super::experiment`).
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -39,7 +40,8 @@ pub struct Args {
 enum BenchCommand {
     /// Run the same workload against several targets in turn (A B A B ...) and print each
     /// figure's median per target with its ratio to the first target.
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
+    Experiment(Box<super::experiment::Args>),
 }
 
 #[derive(clap::Args, Debug)]
@@ -286,8 +288,10 @@ impl Progress {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(BenchCommand::Compare(compare)) = args.command {
-        return run_compare(compare);
+    match args.command {
+        Some(BenchCommand::Compare(compare)) => return run_compare(*compare),
+        Some(BenchCommand::Experiment(experiment)) => return super::experiment::run(*experiment),
+        None => {}
     }
     let Some(url) = &args.url else {
         bail!("give --url URL (or `larder bench compare --target URL --target URL`)");

@@ -1,7 +1,9 @@
 //! One module per subcommand; each has `Args` (clap) and `run(args) -> anyhow::Result<()>`.
 
 pub mod bench;
+pub mod experiment;
 pub mod node;
+pub mod process;
 pub mod route;
 pub mod sim;
 pub mod trace;

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use cache::Kind;
 use policy::{PolicyKind, PolicySpec, SECOND};
 use serde::Serialize;
-use sim::{Model, NodeRange, RunResult, SimConfig, Simulator};
+use sim::{CacheSizes, Model, NodeRange, RunResult, SimConfig, Simulator};
 use trace::{LoadOptions, Popularity, SizeMix, SynthConfig, Workload};
 
 /// Popularity of a generated workload.
@@ -28,6 +28,8 @@ pub enum Generator {
 /// flight, so the throughput shown is the cluster's capacity. Log times are ignored.
 ///
 /// Example: larder sim --gen zipf --nodes 1..16 --policy wrr,lard,lard-r --svg out.svg
+///
+/// Unequal nodes (HACC's 64/64/32 MB, scaled): larder sim --gen uniform --cache-mb 16,16,8,8
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Access log to replay (Common or Combined Log Format, plain or .gz).
@@ -42,7 +44,8 @@ pub struct Args {
     /// Generated documents [default: as many as make --dataset-mb].
     #[arg(long, value_name = "N")]
     pub docs: Option<u32>,
-    /// Generated data set size in MiB [default: 4 × --cache-mb, where locality pays].
+    /// Generated data set size in MiB [default: 4 × the mean of --cache-mb, where locality
+    /// pays].
     #[arg(long, value_name = "MB", conflicts_with = "docs")]
     pub dataset_mb: Option<f64>,
     /// Zipf exponent of --gen zipf.
@@ -55,13 +58,17 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
-    /// Back-end nodes: a count, a range swept inclusively (1..16, 1..64:4) or a list (1,2,4,8).
-    #[arg(long, default_value = "8", value_name = "N|A..B")]
-    pub nodes: NodeRange,
-    /// Cache per node in MiB.
-    #[arg(long, default_value_t = 32.0, value_name = "MB")]
-    pub cache_mb: f64,
-    /// Cache replacement on every node: gds (GreedyDual-Size, as LARD simulated) or lru.
+    /// Back-end nodes: a count, a range swept inclusively (1..16, 1..64:4) or a list (1,2,4,8)
+    /// [default: 8, or as many as --cache-mb lists].
+    #[arg(long, value_name = "N|A..B")]
+    pub nodes: Option<NodeRange>,
+    /// Cache in MiB, each more than 0: one size for every node (32), or a comma list with one
+    /// size per node (16,16,8,8), whose length is the cluster size (--nodes, if given, must
+    /// equal it and cannot be a sweep).
+    #[arg(long, default_value = "32", value_name = "MB|MB,MB,…")]
+    pub cache_mb: CacheSizes,
+    /// Cache replacement on every node: gds (GreedyDual-Size, as LARD simulated) or lru
+    /// (as `larder node` runs).
     #[arg(long, default_value = "gds", value_name = "KIND")]
     pub cache: Kind,
     /// Policies to compare, comma-separated (rr, wrr, least, hash, bounded, lard, lard-r,
@@ -172,14 +179,48 @@ fn micros(flag: &str, value: Option<f64>, scale: f64, default: u64) -> anyhow::R
     }
 }
 
+const MIB: f64 = 1024.0 * 1024.0;
+
 fn mib(flag: &str, value: f64) -> anyhow::Result<u64> {
     if !(0.0..=1e12).contains(&value) {
         bail!("--{flag} {value}: expected a size in MiB >= 0");
     }
-    Ok((value * 1024.0 * 1024.0).round() as u64)
+    Ok((value * MIB).round() as u64)
+}
+
+/// `32 MiB per node` or `16,16,8,8 MiB node by node, 48 MiB in all`, for titles.
+fn cache_label(caches: &CacheSizes, nodes: usize) -> String {
+    match caches {
+        CacheSizes::Uniform(_) => format!("{caches} MiB per node"),
+        CacheSizes::PerNode(_) => {
+            format!("{caches} MiB node by node, {} MiB in all", caches.total(nodes) as f64 / MIB)
+        }
+    }
 }
 
 impl Args {
+    /// Cluster sizes to run: --nodes, or the length of a --cache-mb list, which fixes it.
+    fn cluster_sizes(&self) -> anyhow::Result<Vec<usize>> {
+        let Some(listed) = self.cache_mb.nodes() else {
+            return Ok(self.nodes.as_ref().map_or_else(|| vec![8], |r| r.0.clone()));
+        };
+        match self.nodes.as_ref().map(|r| r.0.as_slice()) {
+            None => Ok(vec![listed]),
+            Some([n]) if *n == listed => Ok(vec![listed]),
+            Some([n]) => bail!(
+                "--cache-mb {} lists {listed} cache sizes but --nodes is {n}: give one size per \
+                 node (or drop --nodes), or one size for every node",
+                self.cache_mb
+            ),
+            Some(sizes) => bail!(
+                "--nodes asks for {} cluster sizes, but --cache-mb {} fixes the cluster at \
+                 {listed} nodes: to sweep cluster sizes give one --cache-mb size for every node",
+                sizes.len(),
+                self.cache_mb
+            ),
+        }
+    }
+
     fn model(&self) -> anyhow::Result<Model> {
         let d = Model::default();
         Ok(Model {
@@ -243,7 +284,8 @@ impl Args {
         let docs = match self.docs {
             Some(docs) => docs,
             None => {
-                let bytes = mib("dataset-mb", self.dataset_mb.unwrap_or(4.0 * self.cache_mb))?;
+                let default_mb = 4.0 * self.cache_mb.mean(self.cluster_sizes()?[0]) / MIB;
+                let bytes = mib("dataset-mb", self.dataset_mb.unwrap_or(default_mb))?;
                 trace::docs_for_dataset(bytes, self.sizes, self.seed)?
             }
         };
@@ -268,19 +310,24 @@ impl Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let policies = args.policies()?;
+    let cluster_sizes = args.cluster_sizes()?;
     let base = SimConfig {
         cache_kind: args.cache,
         model: args.model()?,
         warmup: args.warmup,
         max_in_flight: args.max_in_flight,
-        ..SimConfig::new(1, mib("cache-mb", args.cache_mb)?, PolicySpec::new(PolicyKind::Rr))
+        ..SimConfig::with_caches(
+            cluster_sizes[0],
+            args.cache_mb.clone(),
+            PolicySpec::new(PolicyKind::Rr),
+        )
     };
     let (workload, name) = args.workload()?;
     let mut sim = Simulator::new(&workload);
     let started = Instant::now();
     let cpu_started = thread_cpu_seconds();
     let mut cpu_mark = cpu_started;
-    let results = sim::sweep(&mut sim, &base, &args.nodes.0, &policies, |r, wall| {
+    let results = sim::sweep(&mut sim, &base, &cluster_sizes, &policies, |r, wall| {
         let wall_seconds = wall.as_secs_f64();
         let cpu_now = thread_cpu_seconds();
         let cpu_seconds = cpu_now.zip(cpu_mark).map(|(now, mark)| now - mark);
@@ -314,7 +361,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
     let wall = started.elapsed().as_secs_f64();
     if !args.json {
-        println!("workload: {name}; cache {} MiB per node ({})", args.cache_mb, args.cache);
+        let caches = cache_label(&args.cache_mb, cluster_sizes[0]);
+        println!("workload: {name}; cache {caches} ({})", args.cache);
         print!("{}", sim::table(&results, Some(wall)));
         if let Some(cpu) = thread_cpu_seconds().zip(cpu_started).map(|(now, start)| now - start) {
             let replayed: u64 = results.iter().map(|r| r.requests).sum();
@@ -325,7 +373,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &args.svg {
-        let title = format!("throughput vs cluster size: {name}, {} MiB cache/node", args.cache_mb);
+        let caches = cache_label(&args.cache_mb, cluster_sizes[0]);
+        let title = format!("throughput vs cluster size: {name}, cache {caches}");
         std::fs::write(path, sim::throughput_svg(&results, &title))
             .with_context(|| format!("writing {}", path.display()))?;
     }

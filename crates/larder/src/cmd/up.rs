@@ -2,16 +2,12 @@
 //! `larder route` in front of them — started with one command and stopped with Ctrl-C.
 //!
 //! - `store`: the synthetic document store, built once per size and reused.
-//! - `child`: one started process (can never outlive us; stderr watched for its address).
 //! - `router_config`: the router's TOML with the started nodes put in.
-//! - `probe`: waits until a process answers HTTP.
-//! - `signals`: SIGINT, SIGTERM and SIGCHLD, taken synchronously by the main loop.
+//!
+//! The processes themselves are handled by [`super::process`].
 
-mod child;
-mod probe;
-mod router_config;
-mod signals;
-mod store;
+pub(crate) mod router_config;
+pub(crate) mod store;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -21,9 +17,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::value_parser;
 
-use child::Child;
+use super::process::child::{self, Child};
+use super::process::probe;
+use super::process::signals::{Signals, Wake};
 use router_config::RouterConfig;
-use signals::{Signals, Wake};
+use trace::SizeMix;
 
 /// The largest store, as a multiple of one node's cache (the LARD papers' interesting
 /// case: more than one node holds, less than all of them together).
@@ -79,6 +77,16 @@ pub struct Args {
     /// ~/.cache/larder].
     #[arg(long, value_name = "DIR", conflicts_with = "docroot")]
     store_dir: Option<PathBuf>,
+    /// Instead of serving: compare the policies (wrr, hash, bounded, lard, lard-r) on a
+    /// cluster of this shape (--nodes, --cache-mb) with a cache-bound dynamic workload,
+    /// each policy on freshly started nodes so none inherits another's caches; print the
+    /// table and exit. `larder bench experiment --help` has the full experiments.
+    #[arg(long, conflicts_with_all = ["docroot", "config", "policy", "listen", "admin"])]
+    bench: bool,
+    /// With --bench: seconds measured per policy (after as long again of warm-up).
+    #[arg(long, value_name = "S", default_value_t = 5, requires = "bench",
+          value_parser = value_parser!(u64).range(1..=3600))]
+    bench_secs: u64,
     /// Milliseconds each process gets to report its address and answer.
     #[arg(long, default_value_t = 30_000)]
     start_timeout_ms: u64,
@@ -123,12 +131,13 @@ impl Drop for Cluster {
     }
 }
 
-/// A directory for this run's files (the router config), removed when dropped.
-struct RunDir(PathBuf);
+/// A directory for this run's files (configurations), removed when dropped.
+pub(crate) struct RunDir(pub(crate) PathBuf);
 
 impl RunDir {
-    fn create() -> anyhow::Result<RunDir> {
-        let dir = std::env::temp_dir().join(format!("larder-up-{}", std::process::id()));
+    /// `$TMPDIR/larder-<what>-<pid>`.
+    pub(crate) fn create(what: &str) -> anyhow::Result<RunDir> {
+        let dir = std::env::temp_dir().join(format!("larder-{what}-{}", std::process::id()));
         // A leftover of an earlier process with our pid.
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -143,6 +152,9 @@ impl Drop for RunDir {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.bench {
+        return compare_policies(&args);
+    }
     // First, before any thread exists (see `signals`).
     let signals = Signals::block().context("blocking signals")?;
     // The config before the store: a typo should not wait for a store to be written.
@@ -155,7 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if signals.stop_requested(Duration::ZERO) {
         return Ok(());
     }
-    let run_dir = RunDir::create()?;
+    let run_dir = RunDir::create("up")?;
     let exe = std::env::current_exe().context("finding the larder executable")?;
     let deadline = Instant::now() + Duration::from_millis(args.start_timeout_ms);
     let grace = Duration::from_millis(args.stop_timeout_ms);
@@ -214,7 +226,7 @@ fn documents(args: &Args) -> anyhow::Result<(PathBuf, String)> {
                 Some(d) => d.clone(),
                 None => store::default_root()?,
             };
-            let s = store::ensure(&root, store_bytes(args.nodes, args.cache_mb))?;
+            let s = store::ensure(&root, store_bytes(args.nodes, args.cache_mb), SizeMix::Hacc)?;
             println!(
                 "larder up: store {} ({} documents, {:.1} MiB; each node caches {} MiB)",
                 s.dir.display(),
@@ -272,6 +284,29 @@ fn start_router(
     Ok(answered.then_some(listen))
 }
 
+/// `larder up --bench`: the locality experiment, short, on this cluster's shape.
+fn compare_policies(args: &Args) -> anyhow::Result<()> {
+    let caches = vec![args.cache_mb.to_string(); usize::from(args.nodes)].join(",");
+    let out = match &args.store_dir {
+        Some(d) => d.clone(),
+        None => store::default_root()?,
+    }
+    .join("up-bench");
+    let secs = format!("{}s", args.bench_secs);
+    let mut flags: Vec<String> =
+        ["--workloads", "dynamic-uniform", "--systems"].iter().map(|s| s.to_string()).collect();
+    flags.push("wrr,hash,bounded,lard,lard-r".into());
+    flags.extend(["--cache-mb".into(), caches, "--rounds".into(), "1".into()]);
+    flags.extend(["--duration".into(), secs.clone(), "--warmup".into(), secs]);
+    flags.push("--out".into());
+    flags.push(out.display().to_string());
+    if let Some(d) = &args.store_dir {
+        flags.push("--store-dir".into());
+        flags.push(d.display().to_string());
+    }
+    super::experiment::run(super::experiment::Args::from_flags(flags)?)
+}
+
 /// Bytes of synthetic store for `nodes` nodes of `cache_mb` MiB each.
 fn store_bytes(nodes: u16, cache_mb: u64) -> u64 {
     let cache = cache_mb << 20;
@@ -305,7 +340,7 @@ fn router_command(exe: &Path, config: &Path, listen: SocketAddr, admin: SocketAd
 /// The router reports only its traffic address, so a free admin port is found by binding
 /// port 0 and letting it go; another process taking it in between makes the router fail
 /// to start with a clear error.
-fn admin_address(requested: Option<SocketAddr>) -> anyhow::Result<SocketAddr> {
+pub(crate) fn admin_address(requested: Option<SocketAddr>) -> anyhow::Result<SocketAddr> {
     let wanted = requested.unwrap_or((IpAddr::V4(Ipv4Addr::LOCALHOST), 0).into());
     if wanted.port() != 0 {
         return Ok(wanted);
@@ -315,14 +350,14 @@ fn admin_address(requested: Option<SocketAddr>) -> anyhow::Result<SocketAddr> {
 }
 
 /// `larder node: serving DIR on http://ADDR (cache …)`.
-fn node_address(line: &str) -> Option<SocketAddr> {
+pub(crate) fn node_address(line: &str) -> Option<SocketAddr> {
     let rest = line.strip_prefix("larder node: serving ")?;
     let (_, after) = rest.rsplit_once(" on http://")?;
     after.split(' ').next()?.parse().ok()
 }
 
 /// The router's `{"level":"info","msg":"listening","addr":…}` event.
-fn router_address(line: &str) -> Option<SocketAddr> {
+pub(crate) fn router_address(line: &str) -> Option<SocketAddr> {
     let event: serde_json::Value = serde_json::from_str(line).ok()?;
     if event.get("msg")?.as_str()? != "listening" {
         return None;

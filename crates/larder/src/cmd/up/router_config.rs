@@ -32,12 +32,23 @@ impl RouterConfig {
     }
 
     pub fn set_policy(&mut self, kind: &str) {
-        let policy = self.table.entry("policy").or_insert_with(|| Table::new().into());
-        if let Value::Table(p) = policy {
-            p.insert("kind".into(), kind.into());
-        } else {
-            *policy = Table::from_iter([("kind".to_string(), Value::from(kind))]).into();
-        }
+        self.set(Some("policy"), "kind", kind);
+    }
+
+    /// Sets `key` in the `[section]` table (created if missing), or at the top level
+    /// without a section.
+    pub fn set(&mut self, section: Option<&str>, key: &str, value: impl Into<Value>) {
+        let table = match section {
+            None => &mut self.table,
+            Some(name) => {
+                let entry = self.table.entry(name).or_insert_with(|| Table::new().into());
+                if !entry.is_table() {
+                    *entry = Table::new().into();
+                }
+                entry.as_table_mut().expect("made a table above")
+            }
+        };
+        table.insert(key.into(), value.into());
     }
 
     pub fn policy(&self) -> &str {

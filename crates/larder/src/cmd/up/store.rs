@@ -1,5 +1,6 @@
-//! The synthetic document store `larder up` serves when no `--docroot` is given: HACC's
-//! static size mix, written once per size into a cache directory and reused after.
+//! The synthetic document store `larder up` serves when no `--docroot` is given (HACC's
+//! static size mix) and the experiments' static stores: written once per size and mix
+//! into a cache directory and reused after.
 //!
 //! A store is built in a directory of its own (named after this process) and renamed into
 //! place only when every file is written, so a store under its final name is complete
@@ -37,11 +38,18 @@ pub fn default_root() -> anyhow::Result<PathBuf> {
     }
 }
 
-/// The store of about `bytes` under `root`: reused if it is there, built otherwise.
-pub fn ensure(root: &Path, bytes: u64) -> anyhow::Result<Store> {
-    let sizes = SizeMix::Hacc;
+/// The generator settings whose documents make the store of about `bytes` in `sizes`
+/// (no requests: a caller that wants a request stream over the store sets them).
+pub fn synth_config(bytes: u64, sizes: SizeMix) -> anyhow::Result<SynthConfig> {
     let docs = docs_for_dataset(bytes, sizes, SEED)?;
-    let config = SynthConfig { docs, requests: 0, seed: SEED, sizes, ..SynthConfig::default() };
+    Ok(SynthConfig { docs, requests: 0, seed: SEED, sizes, ..SynthConfig::default() })
+}
+
+/// The store of about `bytes` in `sizes` under `root`: reused if it is there, built
+/// otherwise.
+pub fn ensure(root: &Path, bytes: u64, sizes: SizeMix) -> anyhow::Result<Store> {
+    let config = synth_config(bytes, sizes)?;
+    let docs = config.docs;
     let workload = generate(&config)?;
     let total = workload.targets.iter().map(|t| t.size).sum();
     let example = workload
@@ -52,7 +60,8 @@ pub fn ensure(root: &Path, bytes: u64) -> anyhow::Result<Store> {
         .map(|t| served_url(&t.path))
         .transpose()?
         .unwrap_or_else(|| "/".into());
-    let dir = root.join(format!("store-v{LAYOUT_VERSION}-{sizes}-seed{SEED}-{bytes}"));
+    let mix = sizes.to_string().replace(':', "-");
+    let dir = root.join(format!("store-v{LAYOUT_VERSION}-{mix}-seed{SEED}-{bytes}"));
     let store = Store { dir, docs, bytes: total, example };
     if store.dir.is_dir() {
         return Ok(store);

@@ -1,4 +1,4 @@
-//! One process `larder up` started: spawned so it cannot outlive us, its stderr watched
+//! One process `larder up` or an experiment started: spawned so it cannot outlive us, its stderr watched
 //! for the line that reports its bound address, and stopped with SIGTERM then SIGKILL.
 
 use std::collections::VecDeque;
@@ -190,7 +190,7 @@ pub fn stop(children: &mut [Child], grace: Duration, signals: &Signals) {
     }
     for c in children.iter_mut() {
         if matches!(c.exit_status(), Ok(None)) {
-            eprintln!("larder up: {} is still running; killing it", c.describe());
+            eprintln!("larder: {} is still running; killing it", c.describe());
             c.signal(libc::SIGKILL);
         }
         if c.exited.is_none() {

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The headline experiments of issue 6, on real processes and sockets (loopback only):
+#
+#   1. locality:   4 nodes with unequal caches (16/16/8/8 MiB, HACC's 64/64/32 MB scaled),
+#                  cache-bound dynamic and static (O_DIRECT) workloads, uniform and Zipf,
+#                  and the EPA log if present; larder route with wrr, least, hash, bounded,
+#                  lard, lard-r, hacc, and HAProxy and nginx as anchors.
+#   2. keep-alive: the same cluster, new connection per request vs persistent connections.
+#   3. classes:    static files plus 5% CPU-heavy dynamic requests, `class` vs `rr`.
+#
+# Installs haproxy and nginx with apt-get when missing (see bench/lib.sh). Each part
+# writes table.md, rows.json and SVG charts under $OUT (default bench/results/experiments).
+#
+#   bash bench/experiments.sh                 # everything (about 40 minutes on 2 cores)
+#   PARTS="locality classes" bash bench/experiments.sh
+#   ROUNDS=3 DURATION=10s bash bench/experiments.sh
+#
+# Run it on a quiet machine: every figure is a median of A B A B rounds measured side by
+# side, but other work on the same cores still moves them.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+
+PARTS=${PARTS:-"locality keepalive classes"}
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-8s}
+WARMUP=${WARMUP:-4s}
+OUT=${OUT:-$ROOT/bench/results/experiments}
+TRACE=${TRACE:-$ROOT/../shared/traces/epa_aug95.log.gz}
+RAMP=${RAMP:-}
+
+ensure_tools haproxy nginx
+LARDER=$(larder_binary "$ROOT")
+COMMON=(--rounds "$ROUNDS" --duration "$DURATION" --warmup "$WARMUP"
+    --haproxy "$(tool_path haproxy)" --nginx "$(tool_path nginx)")
+if [ -n "$RAMP" ]; then
+    COMMON+=(--ramp "$RAMP")
+fi
+
+for part in $PARTS; do
+    case "$part" in
+    locality)
+        workloads=dynamic-uniform,static-uniform,dynamic-zipf,static-zipf
+        extra=()
+        if [ -f "$TRACE" ]; then
+            workloads+=,trace
+            extra=(--trace "$TRACE")
+        fi
+        "$LARDER" bench experiment locality --workloads "$workloads" "${extra[@]}" \
+            "${COMMON[@]}" --out "$OUT/locality"
+        ;;
+    keepalive)
+        "$LARDER" bench experiment locality --workloads dynamic-uniform \
+            --connections keep-alive,per-request --systems wrr,hash,lard,lard-r,haproxy \
+            "${COMMON[@]}" --out "$OUT/keepalive"
+        ;;
+    classes)
+        # Same caches everywhere (the static files fit): the difference is where the
+        # CPU-heavy requests run. Nodes are pinned half to each CPU, like two machines.
+        "$LARDER" bench experiment classes --cache-mb 16,16,16,16 --dataset-mb 16 \
+            --dyn-cost-us "${CLASS_DYN_COST_US:-10000}" --rate "${CLASS_RATE:-2000}" \
+            "${COMMON[@]}" --out "$OUT/classes"
+        ;;
+    *)
+        echo "unknown part $part (locality, keepalive, classes)" >&2
+        exit 2
+        ;;
+    esac
+done

@@ -1,0 +1,270 @@
+//! What the experiments measured: one [`Row`] per run, and the medians over rounds as a
+//! table (Markdown, so it pastes into docs/results.md), JSON and SVG bar charts.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+
+/// One front-end on one workload in one round.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub workload: String,
+    /// `keep-alive` or `per-request`.
+    pub connections: &'static str,
+    pub system: String,
+    pub round: u32,
+    pub requests: u64,
+    pub errors: u64,
+    pub throughput_rps: f64,
+    pub mean_ms: f64,
+    pub p99_ms: f64,
+    /// Aggregate cache hit ratio of all nodes (their load reports), measured part only.
+    pub hit_ratio: f64,
+    /// Disk bytes the nodes read per request.
+    pub disk_bytes_per_request: f64,
+    /// CPU microseconds per request: front-end, all nodes, load generator.
+    pub cpu_us_front: f64,
+    pub cpu_us_nodes: f64,
+    pub cpu_us_client: f64,
+    /// Requests each node served (its load report), n1 first.
+    pub node_requests: Vec<u64>,
+    /// Users sustained under the DBench ramp, when it ran.
+    pub users_sustained: Option<u32>,
+    /// The classes experiment: static and dynamic requests apart.
+    pub static_mean_ms: Option<f64>,
+    pub static_p99_ms: Option<f64>,
+    pub dynamic_mean_ms: Option<f64>,
+}
+
+/// Rows of one (workload, connections) group, by system in first-seen order.
+type Group<'a> = Vec<(&'a str, Vec<&'a Row>)>;
+
+fn groups(rows: &[Row]) -> Vec<((String, &'static str), Group<'_>)> {
+    let mut out: Vec<((String, &'static str), Group<'_>)> = Vec::new();
+    for row in rows {
+        let key = (row.workload.clone(), row.connections);
+        let at = match out.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                out.push((key, Vec::new()));
+                out.len() - 1
+            }
+        };
+        let systems = &mut out[at].1;
+        match systems.iter_mut().find(|(s, _)| *s == row.system) {
+            Some((_, runs)) => runs.push(row),
+            None => systems.push((&row.system, vec![row])),
+        }
+    }
+    out
+}
+
+/// The median of `f` over `runs` (the lower middle for an even count, so it is a value
+/// that was measured).
+fn median(runs: &[&Row], f: impl Fn(&Row) -> f64) -> f64 {
+    let mut v: Vec<f64> = runs.iter().map(|r| f(r)).filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn optional(runs: &[&Row], f: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
+    runs.iter().any(|r| f(r).is_some()).then(|| median(runs, |r| f(r).unwrap_or(f64::NAN)))
+}
+
+/// Medians per system, with ratios to `baseline` (the first system if it is absent).
+pub fn render_table(rows: &[Row], baseline: &str) -> String {
+    let mut out = String::new();
+    for ((workload, connections), systems) in groups(rows) {
+        let base = systems.iter().find(|(s, _)| *s == baseline).or(systems.first());
+        let base_rps = base.map_or(f64::NAN, |(_, runs)| median(runs, |r| r.throughput_rps));
+        let base_name = base.map_or("", |(s, _)| *s);
+        let rounds = systems.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+        let _ = writeln!(out, "\n### {workload}, {connections} (median of {rounds} rounds)\n");
+        let classes =
+            systems.iter().any(|(_, runs)| runs.iter().any(|r| r.static_mean_ms.is_some()));
+        let ramp = systems.iter().any(|(_, runs)| runs.iter().any(|r| r.users_sustained.is_some()));
+        let mut head = format!(
+            "| system | req/s | × {base_name} | hit ratio | mean ms | p99 ms | errors | CPU µs/req router · nodes · client |"
+        );
+        let mut rule = "|---|---:|---:|---:|---:|---:|---:|---|".to_string();
+        if ramp {
+            head.push_str(" users sustained |");
+            rule.push_str("---:|");
+        }
+        if classes {
+            head.push_str(" static mean ms | static p99 ms | dynamic mean ms |");
+            rule.push_str("---:|---:|---:|");
+        }
+        let _ = writeln!(out, "{head}\n{rule}");
+        for (system, runs) in &systems {
+            let rps = median(runs, |r| r.throughput_rps);
+            let _ = write!(
+                out,
+                "| {system} | {rps:.0} | {:.2} | {:.3} | {:.2} | {:.2} | {} | {:.0} · {:.0} · {:.0} |",
+                rps / base_rps,
+                median(runs, |r| r.hit_ratio),
+                median(runs, |r| r.mean_ms),
+                median(runs, |r| r.p99_ms),
+                runs.iter().map(|r| r.errors).sum::<u64>(),
+                median(runs, |r| r.cpu_us_front),
+                median(runs, |r| r.cpu_us_nodes),
+                median(runs, |r| r.cpu_us_client),
+            );
+            if ramp {
+                let users = optional(runs, |r| r.users_sustained.map(f64::from));
+                let _ = write!(out, " {} |", users.map_or("–".into(), |u| format!("{u:.0}")));
+            }
+            if classes {
+                let cell = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.2}"));
+                let _ = write!(
+                    out,
+                    " {} | {} | {} |",
+                    cell(optional(runs, |r| r.static_mean_ms)),
+                    cell(optional(runs, |r| r.static_p99_ms)),
+                    cell(optional(runs, |r| r.dynamic_mean_ms)),
+                );
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Writes `rows.json`, `table.md` and, per group, throughput and hit-ratio charts.
+pub fn write(
+    dir: &Path,
+    rows: &[Row],
+    baseline: &str,
+    header: &str,
+    claims: &[String],
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+    };
+    write("rows.json", &serde_json::to_string_pretty(rows).context("encoding rows")?)?;
+    let claims: String = claims.iter().map(|c| format!("- {c}\n")).collect();
+    let table = render_table(rows, baseline);
+    write("table.md", &format!("{header}\n{table}\nClaims:\n\n{claims}"))?;
+    for ((workload, connections), systems) in groups(rows) {
+        let chart = |title: &str, unit: &str, f: &dyn Fn(&Row) -> f64| {
+            let bars: Vec<(String, f64)> =
+                systems.iter().map(|(s, runs)| (s.to_string(), median(runs, f))).collect();
+            bench::svg::bar_chart(&format!("{title}: {workload}, {connections}"), &bars, unit)
+        };
+        let stem = format!("{workload}-{connections}");
+        write(
+            &format!("{stem}-throughput.svg"),
+            &chart("Requests per second", " req/s", &|r| r.throughput_rps),
+        )?;
+        write(
+            &format!("{stem}-hit-ratio.svg"),
+            &chart("Aggregate cache hit ratio", "", &|r| r.hit_ratio),
+        )?;
+        write(&format!("{stem}-p99.svg"), &chart("p99 latency", " ms", &|r| r.p99_ms))?;
+    }
+    Ok(())
+}
+
+/// The issue's claims, checked on the medians: for locality, `lard-r` against `wrr` (≥ 2×)
+/// and HAProxy (≥ 1.15×, lower p99) with a hit ratio ≥ 0.9; for classes, the static
+/// requests' mean response time under `class` at least 30% below `rr`. Groups without
+/// the systems a claim compares are left out.
+pub fn claims(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    let verdict = |ok: bool| if ok { "holds" } else { "FAILS" };
+    for ((workload, connections), systems) in groups(rows) {
+        let get = |name: &str| systems.iter().find(|(s, _)| *s == name).map(|(_, r)| r.as_slice());
+        let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
+        let p99 = |runs: &[&Row]| median(runs, |r| r.p99_ms);
+        let head = format!("{workload}, {connections}:");
+        if let Some(lr) = get("lard-r") {
+            if let Some(wrr) = get("wrr") {
+                let x = rps(lr) / rps(wrr);
+                out.push(format!(
+                    "{head} lard-r/wrr throughput {x:.2}x (>= 2: {})",
+                    verdict(x >= 2.0)
+                ));
+            }
+            if let Some(ha) = get("haproxy") {
+                let x = rps(lr) / rps(ha);
+                let (a, b) = (p99(lr), p99(ha));
+                out.push(format!(
+                    "{head} lard-r/haproxy throughput {x:.2}x (>= 1.15: {}), p99 {a:.2} vs {b:.2} ms (lower: {})",
+                    verdict(x >= 1.15),
+                    verdict(a < b)
+                ));
+            }
+            let hit = median(lr, |r| r.hit_ratio);
+            out.push(format!("{head} lard-r hit ratio {hit:.3} (>= 0.9: {})", verdict(hit >= 0.9)));
+        }
+        if let (Some(class), Some(rr)) = (get("class"), get("rr")) {
+            let mean = |runs: &[&Row]| median(runs, |r| r.static_mean_ms.unwrap_or(f64::NAN));
+            let (c, r) = (mean(class), mean(rr));
+            let lower = 1.0 - c / r;
+            out.push(format!(
+                "{head} static mean response class {c:.2} ms vs rr {r:.2} ms: {:.0}% lower (>= 30%: {})",
+                lower * 100.0,
+                verdict(lower >= 0.3)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(system: &str, round: u32, rps: f64) -> Row {
+        Row {
+            workload: "dynamic-uniform".into(),
+            connections: "keep-alive",
+            system: system.into(),
+            round,
+            requests: 100,
+            errors: 0,
+            throughput_rps: rps,
+            mean_ms: 1.0,
+            p99_ms: 2.0,
+            hit_ratio: 0.5,
+            disk_bytes_per_request: 0.0,
+            cpu_us_front: 10.0,
+            cpu_us_nodes: 20.0,
+            cpu_us_client: 5.0,
+            node_requests: vec![50, 50],
+            users_sustained: None,
+            static_mean_ms: None,
+            static_p99_ms: None,
+            dynamic_mean_ms: None,
+        }
+    }
+
+    #[test]
+    fn table_shows_medians_and_ratios() {
+        let rows = [
+            row("wrr", 0, 100.0),
+            row("lard-r", 0, 300.0),
+            row("wrr", 1, 140.0),
+            row("lard-r", 1, 500.0),
+            row("wrr", 2, 120.0),
+            row("lard-r", 2, 360.0),
+        ];
+        let t = render_table(&rows, "wrr");
+        assert!(t.contains("| wrr | 120 | 1.00 |"), "{t}");
+        assert!(t.contains("| lard-r | 360 | 3.00 |"), "{t}");
+        let claims = claims(&rows);
+        assert_eq!(claims.len(), 2, "{claims:?}");
+        assert!(claims[0].contains("lard-r/wrr throughput 3.00x (>= 2: holds)"), "{claims:?}");
+        assert!(claims[1].contains("hit ratio 0.500 (>= 0.9: FAILS)"), "{claims:?}");
+    }
+
+    #[test]
+    fn median_of_an_even_count_is_a_measured_value() {
+        let (a, b) = (row("x", 0, 1.0), row("x", 1, 3.0));
+        assert_eq!(median(&[&a, &b], |r| r.throughput_rps), 1.0);
+    }
+}
