@@ -7,6 +7,8 @@
 #                  lard, lard-r, hacc, and HAProxy and nginx as anchors.
 #   2. keep-alive: the same cluster, new connection per request vs persistent connections.
 #   3. classes:    static files plus 5% CPU-heavy dynamic requests, `class` vs `rr`.
+#   4. disk:       what a static miss costs here: random 16 KiB O_DIRECT reads of the
+#                  locality experiment's store, one at a time (after `locality`).
 #
 # Installs haproxy and nginx with apt-get when missing (see bench/lib.sh). Each part
 # writes table.md, rows.json and SVG charts under $OUT (default bench/results/experiments).
@@ -22,7 +24,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-PARTS=${PARTS:-"locality keepalive classes"}
+PARTS=${PARTS:-"locality disk keepalive classes"}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-8s}
 WARMUP=${WARMUP:-4s}
@@ -62,8 +64,31 @@ for part in $PARTS; do
             --dyn-cost-us "${CLASS_DYN_COST_US:-10000}" --rate "${CLASS_RATE:-2000}" \
             "${COMMON[@]}" --out "$OUT/classes"
         ;;
+    disk)
+        store=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/larder/store-v1-fixed-16384-seed1-* | sort -t- -k6 -n | tail -1)
+        mkdir -p "$OUT"
+        python3 - "$store" <<'PY' | tee "$OUT/disk.txt"
+import mmap, os, random, sys, time
+root = sys.argv[1]
+files = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
+random.seed(1)
+buf = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT needs
+lat = []
+for path in random.sample(files, min(3000, len(files))):
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    t = time.perf_counter()
+    os.readv(fd, [memoryview(buf)[:16384]])
+    lat.append(time.perf_counter() - t)
+    os.close(fd)
+lat.sort()
+mean = sum(lat) / len(lat)
+print(f"O_DIRECT 16 KiB reads of {root}: {len(lat)} reads, mean {mean*1e6:.0f} us, "
+      f"p50 {lat[len(lat)//2]*1e6:.0f} us, p99 {lat[len(lat)*99//100]*1e6:.0f} us "
+      f"({1/mean:.0f} reads/s one at a time)")
+PY
+        ;;
     *)
-        echo "unknown part $part (locality, keepalive, classes)" >&2
+        echo "unknown part $part (locality, disk, keepalive, classes)" >&2
         exit 2
         ;;
     esac

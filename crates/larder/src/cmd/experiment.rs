@@ -98,6 +98,11 @@ pub struct Args {
     /// no pinning; classes: nodes spread evenly over the CPUs].
     #[arg(long, value_delimiter = ',')]
     pin: Vec<usize>,
+    /// Pin the front-end and the load generator to this CPU [default: none; classes: the
+    /// first node's CPU, so the CPU-heavy requests under `class` never share a CPU with
+    /// them, as on HACC's separate machines].
+    #[arg(long, value_name = "CPU")]
+    pin_front: Option<usize>,
     /// Static data set, or all dynamic views together, in MiB [default: 3/4 of all caches].
     #[arg(long, value_name = "MB")]
     dataset_mb: Option<u64>,
@@ -211,6 +216,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Before the load generator's threads exist (see process::signals).
     let signals = Signals::block().context("blocking signals")?;
     let (setup, workloads, systems) = prepare(&args, signals)?;
+    if let Some(cpu) = setup.router.cpu {
+        // Before the load generator's threads exist: they inherit it.
+        child::pin_self(cpu).with_context(|| format!("pinning to CPU {cpu}"))?;
+    }
     let run_dir = RunDir::create("experiment")?;
     let setup = Setup { dir: run_dir.0.clone(), ..setup };
     let store_root = match &args.store_dir {
@@ -297,7 +306,12 @@ fn prepare(
         (p, _) if p.len() == nodes => p.iter().map(|&c| Some(c)).collect(),
         (p, _) => bail!("--pin gives {} CPUs for {nodes} nodes", p.len()),
     };
-    if let Some(cpu) = pin.iter().flatten().find(|&&c| c >= cpus) {
+    let pin_front = match (args.pin_front, args.kind) {
+        (Some(cpu), _) => Some(cpu),
+        (None, Kind::Classes) => pin[0],
+        (None, Kind::Locality) => None,
+    };
+    if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
         bail!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
     }
     if args.rounds == 0 || args.users == 0 || args.duration.is_zero() {
@@ -353,6 +367,7 @@ fn prepare(
         tools,
         router: RouterSetup {
             threads: args.router_threads.max(1),
+            cpu: pin_front,
             // The second half of the nodes (on the last CPUs when pinned).
             dynamic_pool: names[nodes / 2..].to_vec(),
         },
@@ -385,7 +400,9 @@ fn dynamic_part(sizing: &Sizing, store_root: &Path) -> anyhow::Result<Workload> 
 
 /// The machine and settings, as the head of the table.
 fn describe(args: &Args, setup: &Setup, systems: &[System]) -> String {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Online CPUs, not this process's share: the load generator may be pinned to one.
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1);
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(str::to_string))
@@ -405,7 +422,10 @@ fn describe(args: &Args, setup: &Setup, systems: &[System]) -> String {
             )
         } else {
             String::new()
-        },
+        } + &setup
+            .router
+            .cpu
+            .map_or(String::new(), |c| format!("; front-end and load generator on CPU {c}")),
         systems.join(", "),
         match args.kind {
             Kind::Locality => args.users.to_string(),

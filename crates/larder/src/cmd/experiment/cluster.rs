@@ -3,7 +3,6 @@
 //! (cache hits and misses, disk reads); and the CPU time of any process we started.
 
 use std::net::SocketAddr;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -64,7 +63,7 @@ pub fn start(
         cmd.args(["--listen", "127.0.0.1:0", "--cache-mb", &spec.cache_mb.to_string()]);
         cmd.args(extra);
         if let Some(cpu) = spec.cpu {
-            pin(&mut cmd, cpu);
+            child::pin(&mut cmd, cpu);
         }
         let name = format!("n{}", i + 1);
         nodes.children.push(child::spawn(&name, cmd, node_address, signals)?);
@@ -125,23 +124,6 @@ pub fn cpu_seconds(pid: u32) -> f64 {
 /// CPU seconds this process (the load generator) has used so far.
 pub fn own_cpu_seconds() -> f64 {
     cpu_seconds(std::process::id())
-}
-
-/// Runs the command on one CPU only. A CPU the machine does not have is an error at
-/// start, reported as the child's failure to start.
-fn pin(cmd: &mut Command, cpu: usize) {
-    // SAFETY: the closure runs between fork and exec and only calls sched_setaffinity on
-    // a set built on its own stack, allocating nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,9 @@ use crate::cmd::up::{admin_address, router_address};
 const POLICIES: [&str; 9] =
     ["rr", "wrr", "least", "hash", "bounded", "lard", "lard-r", "hacc", "class"];
 
+/// Directory levels of a HACC tree in the experiments (see `larder_config`).
+const TREE_DEPTH: i64 = 3;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum System {
     Larder(String),
@@ -103,6 +106,8 @@ fn lookup(name: &str) -> Option<PathBuf> {
 #[derive(Clone, Debug)]
 pub struct RouterSetup {
     pub threads: usize,
+    /// Pin the front-end to this CPU.
+    pub cpu: Option<usize>,
     /// For `class`: the nodes (by name) that serve dynamic content.
     pub dynamic_pool: Vec<String>,
 }
@@ -133,13 +138,19 @@ pub fn start(
             larder_config(policy, setup, nodes).write(&config)?;
             let mut cmd = Command::new(exe);
             cmd.arg("route").arg("--config").arg(&config);
+            if let Some(cpu) = setup.cpu {
+                child::pin(&mut cmd, cpu);
+            }
             let mut child = child::spawn("router", cmd, router_address, signals)?;
             let Some(addr) = child.address(deadline, signals)? else { bail!("interrupted") };
             (child, addr)
         }
         System::Haproxy | System::Nginx => {
             let addr = admin_address(None)?;
-            let (name, cmd) = anchor_command(system, tools, nodes, dir, addr)?;
+            let (name, mut cmd) = anchor_command(system, tools, nodes, dir, addr)?;
+            if let Some(cpu) = setup.cpu {
+                child::pin(&mut cmd, cpu);
+            }
             (child::spawn(name, cmd, |_| None, signals)?, addr)
         }
     };
@@ -164,6 +175,10 @@ fn larder_config(
     c.set(None, "listen", "127.0.0.1:0");
     c.set(None, "threads", setup.threads as i64);
     c.set(Some("admin"), "listen", "");
+    // HACC places subtrees. The default depth 1 would make every document of the stores
+    // (`/d/…`) one tree and every view (`/app/…`) another; depth 3 makes a tree of each
+    // leaf directory of the stores and of each view (`/app/<db>/<view>/`).
+    c.set(Some("mapping"), "tree_depth", TREE_DEPTH);
     if policy == "class" {
         let pool = Table::from_iter([
             ("class".to_string(), Value::from(1)),
@@ -244,7 +259,8 @@ mod tests {
 
     #[test]
     fn class_config_names_the_dynamic_pool() {
-        let setup = RouterSetup { threads: 1, dynamic_pool: vec!["n3".into(), "n4".into()] };
+        let setup =
+            RouterSetup { threads: 1, cpu: None, dynamic_pool: vec!["n3".into(), "n4".into()] };
         let nodes = [("n1".to_string(), "127.0.0.1:1".parse().unwrap())];
         let dir = std::env::temp_dir().join(format!("larder-front-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

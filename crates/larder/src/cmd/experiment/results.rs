@@ -73,6 +73,15 @@ fn optional(runs: &[&Row], f: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
     runs.iter().any(|r| f(r).is_some()).then(|| median(runs, |r| f(r).unwrap_or(f64::NAN)))
 }
 
+/// A figure with two decimals, or "–" where there is none (a NaN).
+fn cell(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.2}")
+    } else {
+        "–".into()
+    }
+}
+
 /// Medians per system, with ratios to `baseline` (the first system if it is absent).
 pub fn render_table(rows: &[Row], baseline: &str) -> String {
     let mut out = String::new();
@@ -86,9 +95,9 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
             systems.iter().any(|(_, runs)| runs.iter().any(|r| r.static_mean_ms.is_some()));
         let ramp = systems.iter().any(|(_, runs)| runs.iter().any(|r| r.users_sustained.is_some()));
         let mut head = format!(
-            "| system | req/s | × {base_name} | hit ratio | mean ms | p99 ms | errors | CPU µs/req router · nodes · client |"
+            "| system | req/s | × {base_name} | hit ratio | mean ms | p99 ms | errors | disk MB/s | CPU µs/req router · nodes · client |"
         );
-        let mut rule = "|---|---:|---:|---:|---:|---:|---:|---|".to_string();
+        let mut rule = "|---|---:|---:|---:|---:|---:|---:|---:|---|".to_string();
         if ramp {
             head.push_str(" users sustained |");
             rule.push_str("---:|");
@@ -100,13 +109,14 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
         let _ = writeln!(out, "{head}\n{rule}");
         for (system, runs) in &systems {
             let rps = median(runs, |r| r.throughput_rps);
+            let disk = median(runs, |r| r.disk_bytes_per_request * r.throughput_rps / 1e6);
             let _ = write!(
                 out,
-                "| {system} | {rps:.0} | {:.2} | {:.3} | {:.2} | {:.2} | {} | {:.0} · {:.0} · {:.0} |",
+                "| {system} | {rps:.0} | {:.2} | {:.3} | {:.2} | {} | {} | {disk:.1} | {:.0} · {:.0} · {:.0} |",
                 rps / base_rps,
                 median(runs, |r| r.hit_ratio),
                 median(runs, |r| r.mean_ms),
-                median(runs, |r| r.p99_ms),
+                cell(median(runs, |r| r.p99_ms)),
                 runs.iter().map(|r| r.errors).sum::<u64>(),
                 median(runs, |r| r.cpu_us_front),
                 median(runs, |r| r.cpu_us_nodes),
@@ -117,7 +127,7 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
                 let _ = write!(out, " {} |", users.map_or("–".into(), |u| format!("{u:.0}")));
             }
             if classes {
-                let cell = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.2}"));
+                let cell = |v: Option<f64>| cell(v.unwrap_or(f64::NAN));
                 let _ = write!(
                     out,
                     " {} | {} | {} |",

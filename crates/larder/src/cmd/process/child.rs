@@ -198,3 +198,33 @@ pub fn stop(children: &mut [Child], grace: Duration, signals: &Signals) {
         }
     }
 }
+
+/// Runs the command on one CPU only. A CPU the machine does not have is an error at
+/// start, reported as the child's failure to start.
+pub fn pin(cmd: &mut Command, cpu: usize) {
+    // SAFETY: the closure runs between fork and exec and only calls sched_setaffinity on
+    // a set built on its own stack, allocating nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Runs this process's calling thread, and every thread it starts afterwards, on one CPU.
+pub fn pin_self(cpu: usize) -> std::io::Result<()> {
+    // SAFETY: the set is built on the stack; sched_setaffinity only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
