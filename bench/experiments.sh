@@ -7,7 +7,9 @@
 #                  lard, lard-r, hacc, and HAProxy and nginx as anchors.
 #   2. keep-alive: the same cluster, new connection per request vs persistent connections.
 #   3. classes:    static files plus 5% CPU-heavy dynamic requests, `class` vs `rr`.
-#   4. disk:       what a static miss costs here: random 16 KiB O_DIRECT reads of the
+#   4. ramp:       DBench's ramp on the uniform workloads: users added every second until
+#                  a response takes longer than 200 ms; the users each front-end sustained.
+#   5. disk:       what a static miss costs here: random 16 KiB O_DIRECT reads of the
 #                  locality experiment's store, one at a time (after `locality`).
 #
 # Installs haproxy and nginx with apt-get when missing (see bench/lib.sh). Each part
@@ -24,21 +26,17 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-PARTS=${PARTS:-"locality disk keepalive classes"}
+PARTS=${PARTS:-"locality disk ramp keepalive classes"}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-8s}
 WARMUP=${WARMUP:-4s}
 OUT=${OUT:-$ROOT/bench/results/experiments}
 TRACE=${TRACE:-$ROOT/../shared/traces/epa_aug95.log.gz}
-RAMP=${RAMP:-}
 
 ensure_tools haproxy nginx
 LARDER=$(larder_binary "$ROOT")
 COMMON=(--rounds "$ROUNDS" --duration "$DURATION" --warmup "$WARMUP"
     --haproxy "$(tool_path haproxy)" --nginx "$(tool_path nginx)")
-if [ -n "$RAMP" ]; then
-    COMMON+=(--ramp "$RAMP")
-fi
 
 for part in $PARTS; do
     case "$part" in
@@ -64,6 +62,12 @@ for part in $PARTS; do
             --dyn-cost-us "${CLASS_DYN_COST_US:-10000}" --rate "${CLASS_RATE:-2000}" \
             "${COMMON[@]}" --out "$OUT/classes"
         ;;
+    ramp)
+        "$LARDER" bench experiment locality --workloads dynamic-uniform,static-uniform \
+            --ramp 32:32:1s --ramp-timeout 200ms --ramp-max-users 1024 \
+            --haproxy "$(tool_path haproxy)" --nginx "$(tool_path nginx)" \
+            --rounds 1 --duration 2s --warmup "$WARMUP" --out "$OUT/ramp"
+        ;;
     disk)
         store=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/larder/store-v1-fixed-16384-seed1-* | sort -t- -k6 -n | tail -1)
         mkdir -p "$OUT"
@@ -88,7 +92,7 @@ print(f"O_DIRECT 16 KiB reads of {root}: {len(lat)} reads, mean {mean*1e6:.0f} u
 PY
         ;;
     *)
-        echo "unknown part $part (locality, disk, keepalive, classes)" >&2
+        echo "unknown part $part (locality, disk, ramp, keepalive, classes)" >&2
         exit 2
         ;;
     esac
