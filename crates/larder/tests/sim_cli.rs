@@ -125,15 +125,7 @@ fn bad_cache_lists_are_clear_errors() {
         (&["--cache-mb", "16,x"], "cache size \"x\""),
         (&["--cache-mb", "16,,8"], "cache size \"\""),
     ];
-    for (extra, message) in cases {
-        let mut args = vec!["sim", "--gen", "uniform", "--requests", "1000"];
-        args.extend_from_slice(extra);
-        let out = larder(&args);
-        assert!(!out.status.success(), "{args:?} should fail");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("error") && err.contains(message), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-    }
+    assert_refused(&cases);
 }
 
 #[test]
@@ -143,4 +135,105 @@ fn help_explains_the_cache_list_and_lru() {
     let help = String::from_utf8(out.stdout).unwrap();
     assert!(help.contains("--cache-mb") && help.contains("16,16,8,8"), "{help}");
     assert!(help.contains("lru"), "{help}");
+}
+
+/// `larder sim --json` with `args` after a small generated workload's flags: one run.
+fn one_run(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["sim", "--gen", "uniform", "--requests", "20000", "--json"];
+    all.extend_from_slice(args);
+    let out = larder(&all);
+    assert!(out.status.success(), "{all:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    serde_json::from_str(stdout.lines().next().expect("one run")).expect("JSON")
+}
+
+#[test]
+fn one_machine_shares_its_cores_and_keys_targets_as_the_router_does() {
+    // Four nodes, all CPU: with a core each they serve about twice what 2 shared cores do.
+    let cpu_only = [
+        "--cache-mb",
+        "4,4,2,2",
+        "--cache",
+        "lru",
+        "--policy",
+        "wrr",
+        "--max-in-flight",
+        "32",
+        "--setup-us",
+        "20",
+        "--teardown-us",
+        "20",
+        "--transmit-us",
+        "0",
+        "--miss-cpu-us",
+        "500",
+        "--front-us",
+        "30",
+        "--disk-read-ms",
+        "0",
+        "--disk-block-us",
+        "0",
+        "--disk-chunk-ms",
+        "0",
+    ];
+    let own = one_run(&cpu_only);
+    let mut shared_args = cpu_only.to_vec();
+    shared_args.extend_from_slice(&["--shared-cpus", "2"]);
+    let shared = one_run(&shared_args);
+    let (own_rps, shared_rps) =
+        (own["throughput_rps"].as_f64().unwrap(), shared["throughput_rps"].as_f64().unwrap());
+    assert!(shared_rps < own_rps * 0.7, "shared {shared_rps} vs own {own_rps}");
+    // Same stream, same caches: the hit ratio does not depend on the cores.
+    let hit = |r: &serde_json::Value| r["hit_ratio"].as_f64().unwrap();
+    assert!((hit(&own) - hit(&shared)).abs() < 0.05, "{own} vs {shared}");
+
+    // Route keys: every target under one URL is one target to `hash`, so one node.
+    let urls = std::env::temp_dir().join(format!("larder-sim-urls-{}.txt", std::process::id()));
+    let docs = 64;
+    let text: String = (0..docs).map(|d| format!("/app/db0/v0/d{d}?OpenDocument\n")).collect();
+    std::fs::write(&urls, text).unwrap();
+    let docs_arg = docs.to_string();
+    let keyed = |extra: &[&str]| {
+        let mut a = vec!["--docs", &docs_arg, "--nodes", "4", "--policy", "hash", "--route-keys"];
+        a.extend_from_slice(extra);
+        one_run(&a)
+    };
+    let busy_nodes = |r: &serde_json::Value| {
+        let nodes = r["per_node"].as_array().unwrap();
+        nodes.iter().filter(|n| n["requests"].as_u64().unwrap() > 0).count()
+    };
+    let one_view = keyed(&["--target-urls", urls.to_str().unwrap(), "--tree-depth", "3"]);
+    let by_path = keyed(&[]);
+    let _ = std::fs::remove_file(&urls);
+    assert_eq!(busy_nodes(&one_view), 1, "{one_view}");
+    assert_eq!(busy_nodes(&by_path), 4, "{by_path}");
+}
+
+#[test]
+fn bad_machine_settings_are_clear_errors() {
+    let urls = std::env::temp_dir().join(format!("larder-sim-few-{}.txt", std::process::id()));
+    std::fs::write(&urls, "/a\n/b\n").unwrap();
+    let few = urls.to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--shared-cpus", "0"], "shared_cpus must be at least 1"),
+        (&["--tree-depth", "3"], "--route-keys"),
+        (&["--route-keys", "--docs", "5", "--target-urls", few], "2 URLs for 5 targets"),
+        (&["--miss-cpu-us=-1"], "expected a finite number >= 0"),
+    ];
+    assert_refused(&cases);
+    let _ = std::fs::remove_file(&urls);
+}
+
+/// Each `(flags, message)`: a small uniform simulation with these flags fails with an
+/// error naming `message`, and never panics.
+fn assert_refused(cases: &[(&[&str], &str)]) {
+    for (extra, message) in cases {
+        let mut args = vec!["sim", "--gen", "uniform", "--requests", "1000"];
+        args.extend_from_slice(extra);
+        let out = larder(&args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("error") && err.contains(message), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
 }

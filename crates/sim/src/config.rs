@@ -8,6 +8,9 @@ use crate::{CacheSizes, Model, SimError};
 /// Highest cluster size accepted, so a typo cannot ask for a billion nodes.
 pub const MAX_NODES: usize = 100_000;
 
+/// Most shared cores accepted (one machine's worth, and then some).
+pub const MAX_SHARED_CPUS: u32 = 4096;
+
 /// One run's settings.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -25,6 +28,10 @@ pub struct SimConfig {
     /// Requests the front-end admits at once; `None` for LARD's
     /// S = (n−1)·T_high + T_low − 1 (from the policy's thresholds).
     pub max_in_flight: Option<u64>,
+    /// `None`: every node has a CPU of its own, and so has the front-end (the LARD
+    /// model). `Some(k)`: the nodes, the front-end and the clients share k cores of one
+    /// machine, each node being an event loop and a helper thread (see `cpu_pool.rs`).
+    pub shared_cpus: Option<u32>,
 }
 
 impl SimConfig {
@@ -49,6 +56,7 @@ impl SimConfig {
             model: Model::default(),
             warmup: 0.2,
             max_in_flight: None,
+            shared_cpus: None,
         }
     }
 
@@ -70,6 +78,12 @@ impl SimConfig {
         self.caches.check(self.nodes)?;
         if !(0.0..1.0).contains(&self.warmup) {
             return bad("warmup must be a fraction in 0.0..1.0".into());
+        }
+        if matches!(self.shared_cpus, Some(0)) {
+            return bad("shared_cpus must be at least 1".into());
+        }
+        if self.shared_cpus.is_some_and(|k| k > MAX_SHARED_CPUS) {
+            return bad(format!("shared_cpus must be at most {MAX_SHARED_CPUS}"));
         }
         if matches!(self.max_in_flight, Some(0)) {
             return bad("max_in_flight must be at least 1".into());

@@ -1,5 +1,7 @@
 //! The discrete-event simulation: a front-end and n back-end nodes, each with a CPU, a
-//! disk (both FIFO servers) and a byte-bounded cache.
+//! disk (both FIFO servers) and a byte-bounded cache; or, with
+//! [`SimConfig::shared_cpus`], nodes whose threads share the cores of one machine with
+//! the front-end and the clients (`cpu_pool.rs`).
 //!
 //! The front-end is closed-loop: it admits at most S requests at once and there are
 //! always clients waiting, so as soon as a request completes the next one of the stream
@@ -24,8 +26,9 @@ use cache::{ByteCache, FxBuildHasher, Kind};
 use policy::{LoadView, NodeId, NodeState, Outcome, Target};
 use trace::Workload;
 
+use crate::cpu_pool::CpuPool;
 use crate::event_queue::EventQueue;
-use crate::{ideal_hit_ratio, NodeResult, RunResult, SimConfig, SimError};
+use crate::{ideal_hit_ratio, Model, NodeResult, RunResult, SimConfig, SimError};
 
 /// What the caller hears of each completed request (tests count them).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -41,8 +44,12 @@ pub struct Completion {
 
 #[derive(Copy, Clone)]
 enum Stage {
-    /// A miss's connection set-up on the CPU; the disk read comes next.
+    /// The front-end's and clients' CPU work; the node comes next.
+    Front,
+    /// A miss's connection set-up on the CPU; the helper's work or the disk read next.
     Setup,
+    /// A miss's CPU work on the node's helper thread; the disk read comes next.
+    Compute,
     /// A miss's disk read; transmit and tear-down come next.
     Disk,
     /// The last CPU job (a hit's whole work, or a miss's transmit and tear-down).
@@ -92,6 +99,88 @@ impl Server {
     }
 }
 
+/// A thread that runs CPU work.
+#[derive(Copy, Clone)]
+enum Worker {
+    /// The front-end and the clients.
+    Front,
+    /// A node's event loop.
+    Loop(u32),
+    /// A node's helper thread.
+    Helper(u32),
+}
+
+/// Where CPU work runs: each node on its own CPU (its loop and helper taking turns on
+/// it) and the front-end on one more, or everything on the shared cores.
+struct Cpus {
+    front: Server,
+    /// Event server of the front-end's own CPU.
+    front_server: u32,
+    shared: Option<CpuPool>,
+}
+
+impl Cpus {
+    fn new(nodes: usize, shared_cpus: Option<u32>) -> Self {
+        let front_server = 2 * nodes as u32;
+        Cpus {
+            front: Server::default(),
+            front_server,
+            // Threads 2·i and 2·i + 1 are node i's loop and helper.
+            shared: shared_cpus.map(|k| CpuPool::new(k, 2 * nodes, front_server + 1)),
+        }
+    }
+
+    /// Event servers needed besides the nodes' CPUs and disks.
+    fn servers(shared_cpus: Option<u32>) -> usize {
+        1 + shared_cpus.unwrap_or(0) as usize
+    }
+
+    /// Queue `slot`'s job of `service` on `worker` at `now`.
+    fn run(
+        &mut self,
+        nodes: &mut [Node],
+        worker: Worker,
+        slot: u32,
+        service: u64,
+        now: u64,
+        events: &mut EventQueue,
+    ) {
+        match (&mut self.shared, worker) {
+            (Some(pool), Worker::Front) => pool.submit(None, slot, service, now, events),
+            (Some(pool), Worker::Loop(i)) => pool.submit(Some(2 * i), slot, service, now, events),
+            (Some(pool), Worker::Helper(i)) => {
+                pool.submit(Some(2 * i + 1), slot, service, now, events)
+            }
+            (None, Worker::Front) => {
+                events.push(self.front_server, self.front.run(now, service), slot)
+            }
+            (None, Worker::Loop(i) | Worker::Helper(i)) => {
+                events.push(2 * i, nodes[i as usize].cpu.run(now, service), slot)
+            }
+        }
+    }
+
+    /// A job ended on event server `server` at `now`: a shared core is free again.
+    fn ended(&mut self, server: u32, now: u64, events: &mut EventQueue) {
+        if let Some(pool) = &mut self.shared {
+            if pool.is_core(server) {
+                pool.finished(server, now, events);
+            }
+        }
+    }
+
+    /// CPU time node `i` used up to `now`.
+    fn busy_until(&self, nodes: &[Node], i: usize, now: u64) -> u64 {
+        match &self.shared {
+            Some(pool) => {
+                let t = 2 * i as u32;
+                pool.busy_until(t, now) + pool.busy_until(t + 1, now)
+            }
+            None => nodes[i].cpu.busy_until(now),
+        }
+    }
+}
+
 struct Node {
     cpu: Server,
     disk: Server,
@@ -105,12 +194,29 @@ struct Node {
 /// asks for the same one once per policy).
 pub struct Simulator<'w> {
     workload: &'w Workload,
+    /// What the policy sees of each target; by default a target is known by its index.
+    targets: Vec<Target>,
     ideal: HashMap<(u64, Kind, u64), f64>,
 }
 
 impl<'w> Simulator<'w> {
     pub fn new(workload: &'w Workload) -> Self {
-        Simulator { workload, ideal: HashMap::new() }
+        let targets = (0..workload.targets.len()).map(|i| Target::from_key(i as u64)).collect();
+        Simulator { workload, targets, ideal: HashMap::new() }
+    }
+
+    /// A simulator whose policy sees `targets[i]` for the workload's target i, e.g. the
+    /// keys and subtrees larder route's URL mapper gives the targets' URLs, so that
+    /// hashing places them as the router would and `hacc` groups them as it would.
+    pub fn with_targets(workload: &'w Workload, targets: Vec<Target>) -> Result<Self, SimError> {
+        if targets.len() != workload.targets.len() {
+            return Err(SimError::Config(format!(
+                "{} policy targets given for {} workload targets",
+                targets.len(),
+                workload.targets.len()
+            )));
+        }
+        Ok(Simulator { workload, targets, ideal: HashMap::new() })
     }
 
     pub fn workload(&self) -> &'w Workload {
@@ -161,8 +267,7 @@ impl<'w> Simulator<'w> {
                 disk: m.disk_ns(t.size),
             })
             .collect();
-        let targets: Vec<Target> =
-            (0..w.targets.len()).map(|i| Target::from_key(i as u64)).collect();
+        let targets = &self.targets;
 
         let n = config.nodes;
         let mut policy = policy::build(&config.policy)?;
@@ -185,8 +290,9 @@ impl<'w> Simulator<'w> {
         let limit = config.in_flight_limit().min(total);
         let mut flights: Vec<Flight> = Vec::with_capacity(limit as usize);
         let mut free_slots: Vec<u32> = Vec::with_capacity(limit as usize);
-        // Server 2·i is node i's CPU, 2·i + 1 its disk.
-        let mut events = EventQueue::new(2 * n);
+        // Server 2·i is node i's CPU, 2·i + 1 its disk; then the CPUs of `Cpus`.
+        let mut events = EventQueue::new(2 * n + Cpus::servers(config.shared_cpus));
+        let mut cpus = Cpus::new(n, config.shared_cpus);
 
         let mut now = 0u64;
         let mut next = 0u64;
@@ -216,24 +322,12 @@ impl<'w> Simulator<'w> {
                 max_in_flight = max_in_flight.max(in_flight);
                 if index == warmup {
                     open_at = Some(now);
-                    for nd in &mut nodes {
-                        nd.cpu.busy_at_open = nd.cpu.busy_until(now);
-                        nd.disk.busy_at_open = nd.disk.busy_until(now);
+                    for (i, (cpu, disk)) in busy(&cpus, &nodes, now).into_iter().enumerate() {
+                        nodes[i].cpu.busy_at_open = cpu;
+                        nodes[i].disk.busy_at_open = disk;
                     }
                 }
-                let cost = costs[target as usize];
-                let nd = &mut nodes[node.index()];
-                let hit = nd.cache.get(&target).is_some();
-                if index >= warmup {
-                    nd.lookups += 1;
-                    nd.hits += u64::from(hit);
-                }
-                let (stage, done) = if hit {
-                    (Stage::Send, nd.cpu.run(now, cost.hit_cpu))
-                } else {
-                    (Stage::Setup, nd.cpu.run(now, m.setup_ns))
-                };
-                let flight = Flight { index, target, node: node.0, stage };
+                let flight = Flight { index, target, node: node.0, stage: Stage::Front };
                 let slot = match free_slots.pop() {
                     Some(slot) => {
                         flights[slot as usize] = flight;
@@ -244,35 +338,48 @@ impl<'w> Simulator<'w> {
                         (flights.len() - 1) as u32
                     }
                 };
-                events.push(2 * node.0, done, slot);
+                if m.front_ns > 0 {
+                    cpus.run(&mut nodes, Worker::Front, slot, m.front_ns, now, &mut events);
+                } else {
+                    let f = &mut flights[slot as usize];
+                    arrive(f, slot, warmup, &costs, m, &mut nodes, &mut cpus, now, &mut events);
+                }
                 if next == total {
                     let open = open_at.unwrap_or(0);
                     if now > open {
                         close_at = Some(now);
-                        for nd in &mut nodes {
-                            nd.cpu.busy_in_window = nd.cpu.busy_until(now) - nd.cpu.busy_at_open;
-                            nd.disk.busy_in_window = nd.disk.busy_until(now) - nd.disk.busy_at_open;
-                        }
+                        close_window(&cpus, &mut nodes, now);
                     }
                 }
             }
 
-            let Some((time, slot)) = events.pop() else { break };
+            let Some((time, server, slot)) = events.pop() else { break };
             now = time;
+            cpus.ended(server, now, &mut events);
             let f = &mut flights[slot as usize];
             let cost = costs[f.target as usize];
-            let nd = &mut nodes[f.node as usize];
             match f.stage {
-                Stage::Setup => {
+                Stage::Front => {
+                    arrive(f, slot, warmup, &costs, m, &mut nodes, &mut cpus, now, &mut events);
+                }
+                Stage::Setup if m.miss_cpu_ns > 0 => {
+                    f.stage = Stage::Compute;
+                    let helper = Worker::Helper(f.node);
+                    cpus.run(&mut nodes, helper, slot, m.miss_cpu_ns, now, &mut events);
+                }
+                Stage::Setup | Stage::Compute => {
                     f.stage = Stage::Disk;
+                    let nd = &mut nodes[f.node as usize];
                     events.push(2 * f.node + 1, nd.disk.run(now, cost.disk), slot);
                 }
                 Stage::Disk => {
-                    nd.cache.insert(f.target, (), cost.size);
+                    nodes[f.node as usize].cache.insert(f.target, (), cost.size);
                     f.stage = Stage::Send;
-                    events.push(2 * f.node, nd.cpu.run(now, cost.send_cpu), slot);
+                    let worker = Worker::Loop(f.node);
+                    cpus.run(&mut nodes, worker, slot, cost.send_cpu, now, &mut events);
                 }
                 Stage::Send => {
+                    let nd = &mut nodes[f.node as usize];
                     let in_window =
                         open_at.is_some_and(|o| now > o) && close_at.is_none_or(|c| now <= c);
                     if in_window {
@@ -294,10 +401,8 @@ impl<'w> Simulator<'w> {
         let close = match close_at {
             Some(c) => c,
             None => {
-                for nd in &mut nodes {
-                    nd.cpu.busy_in_window = nd.cpu.queued - nd.cpu.busy_at_open;
-                    nd.disk.busy_in_window = nd.disk.queued - nd.disk.busy_at_open;
-                }
+                // Every job is done: busy time up to now is all the work queued.
+                close_window(&cpus, &mut nodes, now);
                 now
             }
         };
@@ -350,6 +455,48 @@ impl<'w> Simulator<'w> {
             table_evictions: stats.evictions,
             per_node,
         })
+    }
+}
+
+/// A request reaches its node at `now`: look its target up and queue its first job.
+#[allow(clippy::too_many_arguments)]
+fn arrive(
+    f: &mut Flight,
+    slot: u32,
+    warmup: u64,
+    costs: &[TargetCost],
+    m: &Model,
+    nodes: &mut [Node],
+    cpus: &mut Cpus,
+    now: u64,
+    events: &mut EventQueue,
+) {
+    let nd = &mut nodes[f.node as usize];
+    let hit = nd.cache.get(&f.target).is_some();
+    if f.index >= warmup {
+        nd.lookups += 1;
+        nd.hits += u64::from(hit);
+    }
+    let cost = costs[f.target as usize];
+    let (stage, service) =
+        if hit { (Stage::Send, cost.hit_cpu) } else { (Stage::Setup, m.setup_ns) };
+    f.stage = stage;
+    cpus.run(nodes, Worker::Loop(f.node), slot, service, now, events);
+}
+
+/// Each node's CPU and disk busy time up to `now`.
+fn busy(cpus: &Cpus, nodes: &[Node], now: u64) -> Vec<(u64, u64)> {
+    (0..nodes.len())
+        .map(|i| (cpus.busy_until(nodes, i, now), nodes[i].disk.busy_until(now)))
+        .collect()
+}
+
+/// The measured window closes at `now`: each node's busy time in it.
+fn close_window(cpus: &Cpus, nodes: &mut [Node], now: u64) {
+    for (i, (cpu, disk)) in busy(cpus, nodes, now).into_iter().enumerate() {
+        let nd = &mut nodes[i];
+        nd.cpu.busy_in_window = cpu - nd.cpu.busy_at_open;
+        nd.disk.busy_in_window = disk - nd.disk.busy_at_open;
     }
 }
 

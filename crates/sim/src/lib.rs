@@ -6,6 +6,8 @@
 //! - `config.rs`: [`SimConfig`], one run's settings (nodes, caches, policy, warm-up, S).
 //! - `cache_sizes.rs`: [`CacheSizes`], one cache size for every node or one per node.
 //! - `engine.rs`: [`Simulator`], the discrete-event simulation itself.
+//! - `cpu_pool.rs`: cores shared by every node's threads, the front-end and the clients
+//!   (a cluster on one machine, [`SimConfig::shared_cpus`]).
 //! - `event_queue.rs`: future events: a FIFO per server, their heads in a 4-ary heap.
 //! - `ideal.rs`: [`ideal_hit_ratio`], the one-big-cache reference.
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
@@ -16,6 +18,7 @@
 
 mod cache_sizes;
 mod config;
+mod cpu_pool;
 mod engine;
 mod error;
 mod event_queue;
@@ -27,7 +30,7 @@ mod svg;
 mod sweep;
 
 pub use cache_sizes::CacheSizes;
-pub use config::{SimConfig, MAX_NODES};
+pub use config::{SimConfig, MAX_NODES, MAX_SHARED_CPUS};
 pub use engine::{Completion, Simulator};
 pub use error::SimError;
 pub use ideal::ideal_hit_ratio;

@@ -12,6 +12,11 @@
 //! transmission are not overlapped (a simplification the paper also made for its CPU
 //! and disk queues); every partial unit (512-byte packet, 4 KB block, 44 KB chunk) is
 //! charged in full.
+//!
+//! Two costs the paper's model lacks, both 0 by default, fit a cluster on one machine
+//! (see `cpu_pool.rs`): CPU per request outside the nodes (front-end and clients), and
+//! CPU per miss on the node's helper thread (a dynamic page's computation, or the work of
+//! reading a file in), run between the set-up and the disk read.
 
 use serde::Serialize;
 
@@ -34,6 +39,11 @@ pub struct Model {
     /// Disk time for every further chunk beyond the first (another positioning).
     pub disk_chunk_ns: u64,
     pub disk_chunk_bytes: u64,
+    /// CPU per request spent outside the nodes (the front-end's and the clients'): 0 in
+    /// the LARD model, whose front-end and clients had machines of their own.
+    pub front_ns: u64,
+    /// CPU a miss costs on the node's helper thread, before its disk read.
+    pub miss_cpu_ns: u64,
 }
 
 impl Default for Model {
@@ -48,6 +58,8 @@ impl Default for Model {
             disk_block_bytes: 4096,
             disk_chunk_ns: 14_000_000,
             disk_chunk_bytes: 44 * 1024,
+            front_ns: 0,
+            miss_cpu_ns: 0,
         }
     }
 }

@@ -9,7 +9,8 @@ pub struct NodeResult {
     pub cache_mb: f64,
     /// Requests this node completed in the window.
     pub requests: u64,
-    /// Share of the window its CPU was busy, 0.0–1.0.
+    /// Share of the window its CPU was busy, 0.0–1.0; with shared cores, its event loop's
+    /// and helper's CPU time over the window together (up to 2.0).
     pub cpu_util: f64,
     /// Share of the window its disk was busy, 0.0–1.0.
     pub disk_util: f64,

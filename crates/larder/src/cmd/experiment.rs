@@ -7,29 +7,31 @@
 //! CPU time from /proc, latency and throughput from the load generator in this process.
 //!
 //! - `workload`: what the nodes serve and the request streams.
+//! - `measure`: one front-end on one workload: fresh nodes, front-end, load, figures.
 //! - `cluster`: the nodes of one run, their counters and CPU time.
 //! - `front`: larder route with a policy, HAProxy or nginx.
 //! - `results`: rows, tables, JSON and charts.
 
 mod cluster;
 mod front;
+mod measure;
 mod results;
 mod workload;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
-use bench::{parse_duration, BaseUrl, Config, Mode, Plan, RampLimits, RampSpec, Report};
+use bench::{parse_duration, RampSpec};
 use clap::ValueEnum;
 
 use super::process::child;
 use super::process::signals::Signals;
 use super::up::{store, RunDir};
-use cluster::{NodeCounters, NodeSpec, Nodes};
+use cluster::NodeSpec;
 use front::{RouterSetup, System, Tools};
 use results::Row;
-use workload::{Content, Sizing, Workload, WorkloadKind};
+use workload::{Content, DynCost, Sizing, Workload, WorkloadKind};
 
 /// Longest wait for a process to start and answer.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -115,6 +117,11 @@ pub struct Args {
     /// CPU cost of computing a dynamic view (a miss), in microseconds.
     #[arg(long, default_value_t = 2000)]
     dyn_cost_us: u64,
+    /// Exact hash-loop rounds per dynamic view instead of --dyn-cost-us. Nodes calibrate
+    /// --dyn-cost-us against the clock when they start, so on a busy machine a miss costs
+    /// less than asked; a fixed count costs the same CPU every run.
+    #[arg(long, value_name = "N")]
+    dyn_iterations: Option<u64>,
     /// Size of a computed dynamic view (what it takes in a cache).
     #[arg(long, default_value = "64KiB", value_parser = trace::parse_size)]
     dyn_view_size: u64,
@@ -232,7 +239,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         file_bytes: args.file_size,
         view_bytes: args.dyn_view_size,
         doc_bytes: args.dyn_doc_size,
-        dyn_cost_us: args.dyn_cost_us,
+        dyn_cost: match args.dyn_iterations {
+            Some(n) => DynCost::Iterations(n),
+            None => DynCost::Micros(args.dyn_cost_us),
+        },
         alpha: args.alpha,
         seed: args.seed,
     };
@@ -258,10 +268,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         if signals.stop_requested(Duration::ZERO) {
                             break 'all true;
                         }
-                        let row = run_one(&setup, &w, extra.as_ref(), system, connections, round)
-                            .with_context(|| {
-                            format!("{system} on {kind}, round {}", round + 1)
-                        })?;
+                        let row = measure::run_one(
+                            &setup,
+                            &w,
+                            extra.as_ref(),
+                            system,
+                            connections,
+                            round,
+                        )
+                        .with_context(|| format!("{system} on {kind}, round {}", round + 1))?;
                         println!("{}", progress_line(&row));
                         rows.push(row);
                     }
@@ -451,191 +466,4 @@ fn progress_line(r: &Row) -> String {
         line.push_str(&format!("  static mean {s:.2} ms  dynamic mean {d:.2} ms"));
     }
     line
-}
-
-/// CPU seconds used so far by the front-end, the nodes and this process.
-fn cpu_now(front: &front::Front, nodes: &Nodes) -> [f64; 3] {
-    [cluster::cpu_seconds(front.child.pid()), nodes.cpu_seconds(), cluster::own_cpu_seconds()]
-}
-
-/// One front-end on one workload: fresh nodes, the front-end, warm-up, measurement.
-fn run_one(
-    setup: &Setup,
-    w: &Workload,
-    dynamic: Option<&Workload>,
-    system: &System,
-    connections: Connections,
-    round: u32,
-) -> anyhow::Result<Row> {
-    let deadline = Instant::now() + START_TIMEOUT;
-    let signals = &setup.signals;
-    let mut node_args = w.node_args.clone();
-    if let Some(d) = dynamic {
-        node_args.extend(d.node_args.iter().cloned());
-    }
-    let mut nodes =
-        cluster::start(&setup.exe, &w.docroot, &setup.nodes, &node_args, signals, deadline)?;
-    let front = front::start(
-        system,
-        &setup.exe,
-        &setup.tools,
-        &setup.router,
-        &nodes.addrs,
-        &setup.dir,
-        w.probe_path(),
-        signals,
-        deadline,
-    );
-    let mut front = match front {
-        Ok(f) => f,
-        Err(e) => {
-            nodes.stop(STOP_GRACE, signals);
-            return Err(e);
-        }
-    };
-    let measured = measure(setup, w, dynamic, &front, &nodes, connections);
-    child::stop(std::slice::from_mut(&mut front.child), STOP_GRACE, signals);
-    nodes.stop(STOP_GRACE, signals);
-    let mut row = measured?;
-    row.workload = w.kind.to_string();
-    row.system = system.to_string();
-    row.round = round;
-    Ok(row)
-}
-
-fn measure(
-    setup: &Setup,
-    w: &Workload,
-    dynamic: Option<&Workload>,
-    front: &front::Front,
-    nodes: &Nodes,
-    connections: Connections,
-) -> anyhow::Result<Row> {
-    let base = BaseUrl::parse(&format!("http://{}/", front.addr))?;
-    let runtime = bench::run::runtime(setup.client_threads)?;
-    let per_request = connections == Connections::PerRequest;
-    let plans = Plans::new(&base, w, dynamic)?;
-    if !setup.warmup.is_zero() {
-        run_together(&runtime, &plans.configs(setup, &base, setup.warmup, per_request))?;
-    }
-    let before: Vec<NodeCounters> = nodes.counters()?;
-    let cpu_before = cpu_now(front, nodes);
-    let reports =
-        run_together(&runtime, &plans.configs(setup, &base, setup.duration, per_request))?;
-    let cpu_after = cpu_now(front, nodes);
-    let after = nodes.counters()?;
-    let users_sustained = match setup.ramp {
-        Some((spec, timeout, max_users)) if setup.kind == Kind::Locality => {
-            let mut config = Config::closed(base.clone(), plans.main.clone(), spec.start);
-            config.mode = Mode::Ramp {
-                spec,
-                limits: RampLimits { avg_connect: timeout, max_connect: timeout * 2, max_users },
-            };
-            config.timeout = Some(timeout);
-            config.connection_per_request = per_request;
-            config.cycle = true;
-            Some(runtime.block_on(bench::run(&config, |_| {}))?.users)
-        }
-        _ => None,
-    };
-    let delta: Vec<NodeCounters> = after.iter().zip(&before).map(|(a, b)| a.since(b)).collect();
-    let hits: u64 = delta.iter().map(|d| d.hits).sum();
-    let lookups: u64 = delta.iter().map(|d| d.hits + d.misses).sum();
-    let disk: u64 = delta.iter().map(|d| d.disk_read_bytes).sum();
-    let requests: u64 = reports.iter().map(|r| r.total.requests).sum();
-    let seconds = reports.iter().map(|r| r.duration_s).fold(0.0, f64::max);
-    let per_req = |i: usize| (cpu_after[i] - cpu_before[i]) * 1e6 / requests.max(1) as f64;
-    let main = &reports[0];
-    let weighted_mean =
-        reports.iter().map(|r| r.total.latency_ms.mean * r.total.requests as f64).sum::<f64>()
-            / requests.max(1) as f64;
-    Ok(Row {
-        workload: String::new(),
-        connections: connections.name(),
-        system: String::new(),
-        round: 0,
-        requests,
-        errors: reports.iter().map(|r| r.total.errors.total).sum(),
-        throughput_rps: requests as f64 / seconds.max(f64::MIN_POSITIVE),
-        mean_ms: weighted_mean,
-        p99_ms: if reports.len() == 1 { main.total.latency_ms.p99 } else { f64::NAN },
-        hit_ratio: hits as f64 / lookups.max(1) as f64,
-        disk_bytes_per_request: disk as f64 / requests.max(1) as f64,
-        cpu_us_front: per_req(0),
-        cpu_us_nodes: per_req(1),
-        cpu_us_client: per_req(2),
-        node_requests: delta.iter().map(|d| d.hits + d.misses).collect(),
-        users_sustained,
-        static_mean_ms: dynamic.map(|_| main.total.latency_ms.mean),
-        static_p99_ms: dynamic.map(|_| main.total.latency_ms.p99),
-        dynamic_mean_ms: reports.get(1).map(|r| r.total.latency_ms.mean),
-    })
-}
-
-/// The plans of one run: the workload's, and the dynamic requests' for `classes`.
-struct Plans {
-    main: Plan,
-    dynamic: Option<Plan>,
-}
-
-impl Plans {
-    fn new(base: &BaseUrl, w: &Workload, dynamic: Option<&Workload>) -> anyhow::Result<Plans> {
-        let plan = |w: &Workload| {
-            let paths = w.paths.iter().map(|p| base.join(p)).collect();
-            Plan::flat(paths, w.stream.iter().copied())
-        };
-        Ok(Plans { main: plan(w)?, dynamic: dynamic.map(plan).transpose()? })
-    }
-
-    /// The load for `duration`: a closed loop of users (locality), or the static and the
-    /// dynamic open loops side by side (classes).
-    fn configs(
-        &self,
-        setup: &Setup,
-        base: &BaseUrl,
-        duration: Duration,
-        per_request: bool,
-    ) -> Vec<Config> {
-        let config = |plan: &Plan, mode: Mode| {
-            let mut c = Config::closed(base.clone(), plan.clone(), 1);
-            c.mode = mode;
-            c.duration = Some(duration);
-            c.connection_per_request = per_request;
-            c.cycle = true;
-            c.epoch = duration;
-            c
-        };
-        match (&self.dynamic, setup.kind) {
-            (Some(dynamic), Kind::Classes) => {
-                let dyn_rate = setup.rate * setup.dynamic_share;
-                let open = |rate: f64| {
-                    // Enough connections that a slow answer never holds up the schedule.
-                    let connections = ((rate / 50.0).ceil() as u32).clamp(4, 256);
-                    Mode::Open { rate, connections }
-                };
-                vec![
-                    config(&self.main, open(setup.rate - dyn_rate)),
-                    config(dynamic, open(dyn_rate)),
-                ]
-            }
-            _ => vec![config(&self.main, Mode::Closed { users: setup.users })],
-        }
-    }
-}
-
-/// Runs the loads side by side (the classes experiment's two open loops start together).
-fn run_together(
-    runtime: &bench::run::Runtime,
-    configs: &[Config],
-) -> Result<Vec<Report>, bench::BenchError> {
-    runtime.block_on(async {
-        match configs {
-            [one] => Ok(vec![bench::run(one, |_| {}).await?]),
-            [a, b] => {
-                let (a, b) = tokio::join!(bench::run(a, |_| {}), bench::run(b, |_| {}));
-                Ok(vec![a?, b?])
-            }
-            _ => unreachable!("a run has one or two loads"),
-        }
-    })
 }

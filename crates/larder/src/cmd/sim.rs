@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use cache::Kind;
-use policy::{PolicyKind, PolicySpec, SECOND};
+use policy::{MapperConfig, PolicyKind, PolicySpec, Target, TargetMapper, SECOND};
 use serde::Serialize;
 use sim::{CacheSizes, Model, NodeRange, RunResult, SimConfig, Simulator};
 use trace::{LoadOptions, Popularity, SizeMix, SynthConfig, Workload};
@@ -30,6 +30,11 @@ pub enum Generator {
 /// Example: larder sim --gen zipf --nodes 1..16 --policy wrr,lard,lard-r --svg out.svg
 ///
 /// Unequal nodes (HACC's 64/64/32 MB, scaled): larder sim --gen uniform --cache-mb 16,16,8,8
+///
+/// One machine (as `larder bench experiment` runs): --shared-cpus 2 puts the nodes'
+/// threads, the front-end and the clients on 2 shared cores (--front-us, --miss-cpu-us),
+/// and --route-keys names targets as larder route does, so hashing places them alike
+/// (bench/sim-vs-reality.sh fits these to measurements).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Access log to replay (Common or Combined Log Format, plain or .gz).
@@ -122,6 +127,32 @@ pub struct Args {
     /// Bytes per disk chunk [default: 45056 (44 KiB)].
     #[arg(long, value_name = "BYTES")]
     pub disk_chunk_bytes: Option<u64>,
+
+    /// CPU per request outside the nodes (front-end and clients), µs [default: 0].
+    #[arg(long, value_name = "US")]
+    pub front_us: Option<f64>,
+    /// CPU per miss on the node's helper thread before the disk read (a dynamic page's
+    /// computation), µs [default: 0].
+    #[arg(long, value_name = "US")]
+    pub miss_cpu_us: Option<f64>,
+    /// The nodes, the front-end and the clients share this many cores of one machine,
+    /// each node being an event loop and a helper thread [default: a CPU per node and one
+    /// for the front-end].
+    #[arg(long, value_name = "N")]
+    pub shared_cpus: Option<u32>,
+
+    /// Name targets as larder route does: key and subtree from each target's URL through
+    /// the router's URL mapper (with --tree-depth), not from its index.
+    #[arg(long)]
+    pub route_keys: bool,
+    /// Directory levels in a target's subtree (larder route's [mapping] tree_depth), with
+    /// --route-keys [default: the router's].
+    #[arg(long, value_name = "N", requires = "route_keys")]
+    pub tree_depth: Option<usize>,
+    /// With --route-keys: the URL of each target, one per line in target order, instead
+    /// of the URLs of the workload's paths (e.g. larder node's dynamic view URLs).
+    #[arg(long, value_name = "FILE", requires = "route_keys")]
+    pub target_urls: Option<PathBuf>,
 
     /// Share of the requests that only warms caches and tables (not measured).
     #[arg(long, default_value_t = 0.2, value_name = "FRACTION")]
@@ -233,7 +264,52 @@ impl Args {
             disk_block_bytes: self.disk_block_bytes.unwrap_or(d.disk_block_bytes),
             disk_chunk_ns: micros("disk-chunk-ms", self.disk_chunk_ms, 1e6, d.disk_chunk_ns)?,
             disk_chunk_bytes: self.disk_chunk_bytes.unwrap_or(d.disk_chunk_bytes),
+            front_ns: micros("front-us", self.front_us, 1e3, d.front_ns)?,
+            miss_cpu_ns: micros("miss-cpu-us", self.miss_cpu_us, 1e3, d.miss_cpu_ns)?,
         })
+    }
+
+    /// What the policy sees of each target with --route-keys: the router's mapping of
+    /// its URL (from --target-urls, or the URL a static server gives its path).
+    fn route_targets(&self, workload: &Workload) -> anyhow::Result<Vec<Target>> {
+        let urls: Vec<String> = match &self.target_urls {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                let urls: Vec<String> = text.lines().map(str::to_string).collect();
+                if urls.len() != workload.targets.len() {
+                    bail!(
+                        "{}: {} URLs for {} targets (one URL per target, in order)",
+                        path.display(),
+                        urls.len(),
+                        workload.targets.len()
+                    );
+                }
+                urls
+            }
+            None => workload
+                .targets
+                .iter()
+                .map(|t| {
+                    trace::served_url(&t.path)
+                        .map_err(|e| anyhow::anyhow!("target {:?} has no URL: {e:?}", t.path))
+                })
+                .collect::<anyhow::Result<_>>()?,
+        };
+        let defaults = MapperConfig::default();
+        let mapper = TargetMapper::new(MapperConfig {
+            tree_depth: self.tree_depth.unwrap_or(defaults.tree_depth),
+            ..defaults
+        });
+        urls.iter()
+            .enumerate()
+            .map(|(i, url)| {
+                mapper
+                    .map(url.as_bytes())
+                    .map(|m| m.target)
+                    .map_err(|e| anyhow::anyhow!("target {i}: URL {url:?}: {e}"))
+            })
+            .collect()
     }
 
     fn policies(&self) -> anyhow::Result<Vec<PolicySpec>> {
@@ -316,6 +392,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         model: args.model()?,
         warmup: args.warmup,
         max_in_flight: args.max_in_flight,
+        shared_cpus: args.shared_cpus,
         ..SimConfig::with_caches(
             cluster_sizes[0],
             args.cache_mb.clone(),
@@ -323,7 +400,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )
     };
     let (workload, name) = args.workload()?;
-    let mut sim = Simulator::new(&workload);
+    let mut sim = if args.route_keys {
+        Simulator::with_targets(&workload, args.route_targets(&workload)?)?
+    } else {
+        Simulator::new(&workload)
+    };
     let started = Instant::now();
     let cpu_started = thread_cpu_seconds();
     let mut cpu_mark = cpu_started;

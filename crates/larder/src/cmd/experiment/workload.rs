@@ -73,6 +73,15 @@ impl fmt::Display for WorkloadKind {
     }
 }
 
+/// What a dynamic view miss costs, as the node is told.
+#[derive(Clone, Copy, Debug)]
+pub enum DynCost {
+    /// CPU microseconds, calibrated by each node when it starts.
+    Micros(u64),
+    /// Hash-loop rounds.
+    Iterations(u64),
+}
+
 /// How the workloads are sized.
 #[derive(Clone, Debug)]
 pub struct Sizing {
@@ -81,7 +90,7 @@ pub struct Sizing {
     pub file_bytes: u64,
     pub view_bytes: u64,
     pub doc_bytes: u64,
-    pub dyn_cost_us: u64,
+    pub dyn_cost: DynCost,
     pub alpha: f64,
     pub seed: u64,
 }
@@ -225,14 +234,18 @@ fn static_node_args(largest_file: u64) -> Vec<String> {
 
 fn dynamic_node_args(sizing: &Sizing) -> Vec<String> {
     let kb = |b: u64| b.div_ceil(1024).max(1).to_string();
-    vec![
-        "--dyn-cost-us".into(),
-        sizing.dyn_cost_us.to_string(),
+    let cost = match sizing.dyn_cost {
+        DynCost::Micros(us) => ["--dyn-cost-us".to_string(), us.to_string()],
+        DynCost::Iterations(n) => ["--dyn-iterations".to_string(), n.to_string()],
+    };
+    let mut args = cost.to_vec();
+    args.extend([
         "--dyn-view-kb".into(),
         kb(sizing.view_bytes),
         "--dyn-doc-kb".into(),
         kb(sizing.doc_bytes),
-    ]
+    ]);
+    args
 }
 
 #[cfg(test)]
