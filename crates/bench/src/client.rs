@@ -103,8 +103,10 @@ impl Client {
         Client { run, conn: None, stats }
     }
 
-    /// Send the request for path `target`, due at `due` (latency counts from there).
-    pub async fn request(&mut self, target: u32, due: Instant) {
+    /// Send the request for path `target`, due at `due` (which decides whether it falls in
+    /// the warm-up); its latency counts from `since` (the due time, or the send time when
+    /// that came first).
+    pub async fn request(&mut self, target: u32, due: Instant, since: Instant) {
         let limit = self.run.timeout.map(|t| Instant::now() + t);
         let mut connect_took = None;
         let outcome = match self.conn.as_mut() {
@@ -140,7 +142,7 @@ impl Client {
             stats.record_connect(took);
         }
         match outcome {
-            Ok(response) => stats.record_response(&response, done - due),
+            Ok(response) => stats.record_response(&response, done - since),
             Err(kind) => stats.record_error(kind),
         }
     }

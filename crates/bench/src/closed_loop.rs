@@ -25,7 +25,7 @@ pub async fn run_user(mut client: Client) {
                 return;
             }
             previous = Some(now);
-            client.request(step.target, now).await;
+            client.request(step.target, now, now).await;
         }
     }
 }

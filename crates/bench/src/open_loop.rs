@@ -2,12 +2,20 @@
 //! server does; each is sent when due or, if the previous response is late, as soon as it
 //! arrives, and its latency counts from when it was due. Coordinated omission is avoided
 //! because a stalled server delays every request due meanwhile, and each of them shows it.
+//!
+//! Timers fire on a millisecond wheel, so waiting for the due time itself would wake up to
+//! a millisecond late and add that to every latency. The connection instead wakes one tick
+//! early and sends then: a request is sent at most a tick before it is due (the rate is
+//! unchanged), and its latency counts from whichever came first, sending or due time.
 
 use std::time::Duration;
 
-use tokio::time::sleep_until;
+use tokio::time::{sleep_until, Instant};
 
 use crate::client::Client;
+
+/// The timer wheel's resolution: how early a connection wakes for its next request.
+const TIMER_TICK: Duration = Duration::from_millis(1);
 
 /// Send requests due every `connections / rate` seconds, this connection's schedule shifted
 /// by `index / rate` so connections interleave evenly.
@@ -23,11 +31,15 @@ pub async fn run_connection(mut client: Client, index: u32, connections: u32, ra
             };
             let due = run.start + at;
             sent += 1;
-            sleep_until(due).await;
+            // A request past the end is never sent: wait for the end itself, so the run
+            // ends by its duration rather than by this connection giving up a tick early.
+            let past_end = run.deadline().is_some_and(|end| due >= end);
+            let wake = if past_end { due } else { due.checked_sub(TIMER_TICK).unwrap_or(due) };
+            sleep_until(wake).await;
             if !run.admit(due) {
                 return;
             }
-            client.request(step.target, due).await;
+            client.request(step.target, due, due.min(Instant::now())).await;
         }
     }
 }
