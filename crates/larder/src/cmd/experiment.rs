@@ -426,7 +426,7 @@ fn describe(args: &Args, setup: &Setup, systems: &[System]) -> String {
     let systems: Vec<String> = systems.iter().map(System::to_string).collect();
     format!(
         "# larder bench experiment {:?}\n\nmachine: {cpus} CPUs ({model}); nodes: caches {} MiB{}; \
-         front-ends: {}; {} users, warm-up {:?}, {:?} measured, {} rounds; router threads {}, \
+         front-ends: {}; {}, warm-up {:?}, {:?} measured, {} rounds; router threads {}, \
          load generator threads {}",
         args.kind,
         args.cache_mb.iter().map(u64::to_string).collect::<Vec<_>>().join("/"),
@@ -443,8 +443,8 @@ fn describe(args: &Args, setup: &Setup, systems: &[System]) -> String {
             .map_or(String::new(), |c| format!("; front-end and load generator on CPU {c}")),
         systems.join(", "),
         match args.kind {
-            Kind::Locality => args.users.to_string(),
-            Kind::Classes => format!("open loop {} req/s ({}% dynamic),", args.rate, args.dynamic_share * 100.0),
+            Kind::Locality => format!("{} users", args.users),
+            Kind::Classes => format!("open loop {} req/s ({}% dynamic)", args.rate, args.dynamic_share * 100.0),
         },
         args.warmup,
         args.duration,
