@@ -15,7 +15,8 @@
 # 3. Bounded memory: the router's peak RSS before and after relaying one 1 GiB response.
 #
 # Settings (environment): PAIRS (3), CONNECTIONS (50), DURATION seconds (8), WRK_THREADS
-# (1), SAMPLES per size (40), LARDER (path to a release binary; built if unset). Installs
+# (1), SAMPLES per size (40), LARDER (path to a release binary; built if unset),
+# THROUGHPUT_ONLY (0; 1 runs part 1 alone, for quick comparisons). Installs
 # haproxy, nginx and wrk with apt-get when missing. Touches only loopback. The machine
 # may be shared with other work: figures are noisy, which is why runs alternate and
 # medians are reported.
@@ -26,6 +27,7 @@ CONNECTIONS=${CONNECTIONS:-50}
 DURATION=${DURATION:-8}
 WRK_THREADS=${WRK_THREADS:-1}
 SAMPLES=${SAMPLES:-40}
+THROUGHPUT_ONLY=${THROUGHPUT_ONLY:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 . "$ROOT/bench/lib.sh"
@@ -116,14 +118,22 @@ cpu_seconds() {
     awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"
 }
 
+# Times a process has gone to sleep (voluntary context switches) so far.
+sleeps() {
+    awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$1/status"
+}
+
 # One wrk run against port $1 whose proxy is process $2: prints
-# "req_per_s p99_ms cpu_us_per_request". CPU per request is what the proxy itself spent,
-# which the other work on a shared machine disturbs far less than throughput.
+# "req_per_s p99_ms cpu_us_per_request sleeps_per_request". CPU per request is what the
+# proxy itself spent, which the other work on a shared machine disturbs far less than
+# throughput; sleeps per request say how often it ran out of work and waited.
 run_wrk() {
-    local out rps p99 requests cpu0 cpu1
+    local out rps p99 requests cpu0 cpu1 cs0 cs1
     cpu0=$(cpu_seconds "$2")
+    cs0=$(sleeps "$2")
     out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$1/1.bin")
     cpu1=$(cpu_seconds "$2")
+    cs1=$(sleeps "$2")
     if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
         echo "$out" | grep "Non-2xx\|Socket errors" >&2
         echo "errors during the run on port $1: figures are not comparable" >&2
@@ -131,14 +141,15 @@ run_wrk() {
     rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
     p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
     requests=$(echo "$out" | awk '/requests in/ {print $1}')
-    python3 - "$rps" "$p99" "$requests" "$cpu0" "$cpu1" <<'PY'
+    python3 - "$rps" "$p99" "$requests" "$cpu0" "$cpu1" "$cs0" "$cs1" <<'PY'
 import sys
 rps, p99 = float(sys.argv[1]), sys.argv[2]
 requests, cpu0, cpu1 = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+cs = (float(sys.argv[7]) - float(sys.argv[6])) / max(requests, 1.0)
 scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 unit = next(u for u in ("us", "ms", "s") if p99.endswith(u))
 cpu_us = (cpu1 - cpu0) * 1e6 / max(requests, 1.0)
-print(f"{rps:.0f} {float(p99[:-len(unit)]) * scale[unit]:.3f} {cpu_us:.1f}")
+print(f"{rps:.0f} {float(p99[:-len(unit)]) * scale[unit]:.3f} {cpu_us:.1f} {cs:.3f}")
 PY
 }
 
@@ -149,10 +160,10 @@ wrk -t1 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$HPORT/1.bin" >/dev/null
 RESULTS="$WORK/pairs.txt"
 : >"$RESULTS"
 for pair in $(seq 1 "$PAIRS"); do
-    read -r a_rps a_p99 a_cpu < <(run_wrk "$RPORT" "$ROUTE_PID")
-    read -r b_rps b_p99 b_cpu < <(run_wrk "$HPORT" "$HAPROXY_PID")
-    printf "pair %d: larder route %6s req/s p99 %8s ms %5s us CPU/req | haproxy %6s req/s p99 %8s ms %5s us CPU/req\n" \
-        "$pair" "$a_rps" "$a_p99" "$a_cpu" "$b_rps" "$b_p99" "$b_cpu"
+    read -r a_rps a_p99 a_cpu a_cs < <(run_wrk "$RPORT" "$ROUTE_PID")
+    read -r b_rps b_p99 b_cpu b_cs < <(run_wrk "$HPORT" "$HAPROXY_PID")
+    printf "pair %d: larder route %6s req/s p99 %8s ms %5s us CPU/req %s sleeps/req | haproxy %6s req/s p99 %8s ms %5s us CPU/req %s sleeps/req (load %s)\n" \
+        "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_cs" "$b_rps" "$b_p99" "$b_cpu" "$b_cs" "$(cut -d' ' -f1 /proc/loadavg)"
     echo "$a_rps $a_p99 $a_cpu $b_rps $b_p99 $b_cpu" >>"$RESULTS"
 done
 python3 - "$RESULTS" <<'PY'
@@ -164,6 +175,9 @@ cpu = statistics.median(r[2] / r[5] for r in rows)
 print(f"median ratio larder/haproxy: requests/s {rps:.3f}, p99 latency {p99:.3f}, CPU per request {cpu:.3f}")
 print(f"verdict: throughput {'>=' if rps >= 1.0 else '<'} 1.0x, p99 {'no higher' if p99 <= 1.0 else 'higher'}")
 PY
+if [ "$THROUGHPUT_ONLY" = 1 ]; then
+    exit 0
+fi
 
 echo
 echo "single-request latency: a fresh connection per request, the three paths interleaved"

@@ -22,7 +22,7 @@
 //!    spelled with a trailing `/` (`/a/b/c.html` at depth 1 is tree `/a/`; `/x.html` is
 //!    tree `/`). The class comes from the first matching [`ClassRule`], else class 0.
 
-use crate::percent::{decode_segment, encode_segment};
+use crate::percent::{decode_segment, encode_segment, is_literal};
 use crate::stable_hash::Fnv1a;
 use crate::{ClassId, Target, TargetKey};
 
@@ -158,6 +158,15 @@ impl TargetMapper {
 
     /// Map one request target (the second word of the request line) to its [`Target`].
     pub fn map(&self, uri: &[u8]) -> Result<Mapped, TargetError> {
+        let mut path = String::new();
+        let target = self.map_into(uri, &mut path)?;
+        Ok(Mapped { target, path })
+    }
+
+    /// [`TargetMapper::map`] writing the normalised path into `path` (cleared first), so a
+    /// caller mapping a request after another (the router, per connection) reuses one
+    /// buffer instead of allocating a path per request.
+    pub fn map_into(&self, uri: &[u8], path: &mut String) -> Result<Target, TargetError> {
         if uri.is_empty() {
             return Err(TargetError::Empty);
         }
@@ -172,7 +181,8 @@ impl TargetMapper {
             None => (uri, &uri[uri.len()..]),
         };
         let path_at = path_start(before_query)?;
-        let path = NormalPath::parse(&before_query[path_at..], path_at)?;
+        normalise(&before_query[path_at..], path_at, path)?;
+        let path = NormalPath::new(path);
 
         let view = self.views.iter().find_map(|(m, levels)| {
             m.matched_len(&path).map(|len| len.saturating_add(*levels).min(path.len()))
@@ -194,8 +204,7 @@ impl TargetMapper {
             .iter()
             .find(|(m, _)| m.matched_len(&path).is_some())
             .map_or(ClassId::DEFAULT, |&(_, class)| class);
-        let target = Target { key: TargetKey(key), tree: TargetKey(tree), class };
-        Ok(Mapped { target, path: path.text })
+        Ok(Target { key: TargetKey(key), tree: TargetKey(tree), class })
     }
 }
 
@@ -223,62 +232,116 @@ fn path_start(target: &[u8]) -> Result<usize, TargetError> {
     Ok(path_at)
 }
 
+/// Whether `raw` (empty or starting with `/`) is already its own normal form: every byte
+/// spelled canonically (no escapes at all), no empty segment but a trailing one, no `.` or
+/// `..` segment. Most request targets are, and they skip decoding and re-encoding.
+fn is_normal(raw: &[u8]) -> bool {
+    let Some(rest) = raw.strip_prefix(b"/") else { return false };
+    let mut segments = rest.split(|&b| b == b'/').peekable();
+    while let Some(seg) = segments.next() {
+        let last = segments.peek().is_none();
+        let special = matches!(seg, b"." | b"..") || (seg.is_empty() && !last);
+        if special || !seg.iter().all(|&b| is_literal(b)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Write the normal form of `raw` (empty or starting with `/`, at byte `at` of the target)
+/// into `text`: `/seg/seg[/]`, or `/` for the root.
+fn normalise(raw: &[u8], at: usize, text: &mut String) -> Result<(), TargetError> {
+    text.clear();
+    if is_normal(raw) {
+        // Only visible ASCII reaches here (checked by the caller), so this is UTF-8.
+        text.push_str(std::str::from_utf8(raw).map_err(|_| TargetError::InvalidUtf8 { at })?);
+        return Ok(());
+    }
+    let mut starts: Vec<usize> = Vec::new();
+    let mut dir = true;
+    let mut decoded = Vec::new();
+    let mut offset = at;
+    for seg in raw.split(|&b| b == b'/') {
+        let seg_at = offset;
+        offset += seg.len() + 1;
+        if seg.is_empty() {
+            dir = true;
+            continue;
+        }
+        decode_segment(seg, seg_at, &mut decoded)?;
+        let s =
+            std::str::from_utf8(&decoded).map_err(|_| TargetError::InvalidUtf8 { at: seg_at })?;
+        dir = matches!(s, "." | "..");
+        match s {
+            "." => {}
+            ".." => {
+                if let Some(start) = starts.pop() {
+                    text.truncate(start - 1);
+                }
+            }
+            _ => {
+                text.push('/');
+                starts.push(text.len());
+                encode_segment(s, text);
+            }
+        }
+    }
+    if starts.is_empty() || dir {
+        text.push('/');
+    }
+    Ok(())
+}
+
+/// Segment ends held inline: paths with more segments than this spill to the heap, all
+/// others are indexed without allocating.
+const INLINE_SEGMENTS: usize = 16;
+
 /// A normalised path and where its segments end, so keys of leading segments are slices.
-struct NormalPath {
+struct NormalPath<'a> {
     /// `/seg/seg[/]`, or `/` for the root.
-    text: String,
-    /// End offset in `text` of each segment.
-    ends: Vec<usize>,
-    /// The path names a directory (ends in `/`, `.` or `..`).
+    text: &'a str,
+    /// End offset in `text` of each segment: `inline` up to [`INLINE_SEGMENTS`], then
+    /// `spill` for the rest.
+    inline: [usize; INLINE_SEGMENTS],
+    spill: Vec<usize>,
+    len: usize,
+    /// The path names a directory (ends in `/`).
     dir: bool,
 }
 
-impl NormalPath {
-    /// Normalise `raw` (empty or starting with `/`), which sits at byte `at` of the target.
-    fn parse(raw: &[u8], at: usize) -> Result<NormalPath, TargetError> {
-        let mut text = String::with_capacity(raw.len() + 1);
-        let mut starts: Vec<usize> = Vec::new();
-        let mut dir = true;
-        let mut decoded = Vec::new();
-        let mut offset = at;
-        for seg in raw.split(|&b| b == b'/') {
-            let seg_at = offset;
-            offset += seg.len() + 1;
-            if seg.is_empty() {
-                dir = true;
-                continue;
-            }
-            decode_segment(seg, seg_at, &mut decoded)?;
-            let s = std::str::from_utf8(&decoded)
-                .map_err(|_| TargetError::InvalidUtf8 { at: seg_at })?;
-            dir = matches!(s, "." | "..");
-            match s {
-                "." => {}
-                ".." => {
-                    if let Some(start) = starts.pop() {
-                        text.truncate(start - 1);
-                    }
-                }
-                _ => {
-                    text.push('/');
-                    starts.push(text.len());
-                    encode_segment(s, &mut text);
-                }
-            }
+impl<'a> NormalPath<'a> {
+    fn new(text: &'a str) -> Self {
+        let dir = text.ends_with('/');
+        let mut path =
+            NormalPath { text, inline: [0; INLINE_SEGMENTS], spill: Vec::new(), len: 0, dir };
+        // Every `/` but a trailing one ends the segment before the next.
+        let bytes = text.as_bytes();
+        for at in (1..bytes.len()).filter(|&i| bytes[i] == b'/') {
+            path.push_end(at);
         }
-        let mut ends: Vec<usize> = starts.iter().skip(1).map(|s| s - 1).collect();
-        ends.push(text.len());
-        if starts.is_empty() {
-            ends.clear();
-            text.push('/');
-        } else if dir {
-            text.push('/');
+        if !dir {
+            path.push_end(bytes.len());
         }
-        Ok(NormalPath { text, ends, dir })
+        path
+    }
+
+    fn push_end(&mut self, end: usize) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = end,
+            None => self.spill.push(end),
+        }
+        self.len += 1;
+    }
+
+    fn end(&self, i: usize) -> usize {
+        match self.inline.get(i) {
+            Some(&end) => end,
+            None => self.spill[i - INLINE_SEGMENTS],
+        }
     }
 
     fn len(&self) -> usize {
-        self.ends.len()
+        self.len
     }
 
     /// Segments that are directories: all of them for `/a/b/`, all but the file otherwise.
@@ -290,9 +353,9 @@ impl NormalPath {
         }
     }
 
-    fn segment(&self, i: usize) -> &str {
-        let start = if i == 0 { 1 } else { self.ends[i - 1] + 1 };
-        &self.text[start..self.ends[i]]
+    fn segment(&self, i: usize) -> &'a str {
+        let start = if i == 0 { 1 } else { self.end(i - 1) + 1 };
+        &self.text[start..self.end(i)]
     }
 
     /// Key of the first `n` segments, with a trailing `/` when `as_dir`; `/` for none.
@@ -301,7 +364,7 @@ impl NormalPath {
         if n == 0 {
             return h.write(b"/").finish();
         }
-        h.write(&self.text.as_bytes()[..self.ends[n - 1]]);
+        h.write(&self.text.as_bytes()[..self.end(n - 1)]);
         if as_dir {
             h.write(b"/");
         }
@@ -313,7 +376,10 @@ impl NormalPath {
 #[derive(Clone, Debug)]
 enum Matcher {
     Prefix(Vec<String>),
-    Extension(String),
+    /// `.` and the extension: a segment matches when it ends with this and has more before
+    /// it. `None` for an extension that itself holds a `.`, which no segment's text after
+    /// its last `.` can equal.
+    Extension(Option<String>),
 }
 
 impl Matcher {
@@ -322,21 +388,25 @@ impl Matcher {
             PathMatch::Prefix(p) => Matcher::Prefix(
                 p.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect(),
             ),
-            PathMatch::Extension(e) => Matcher::Extension(e.trim_start_matches('.').to_string()),
+            PathMatch::Extension(e) => {
+                let e = e.trim_start_matches('.');
+                Matcher::Extension((!e.contains('.')).then(|| format!(".{e}")))
+            }
         }
     }
 
     /// How many leading segments the match covers, or `None` when it does not match.
-    fn matched_len(&self, path: &NormalPath) -> Option<usize> {
+    fn matched_len(&self, path: &NormalPath<'_>) -> Option<usize> {
         match self {
             Matcher::Prefix(segs) => (segs.len() <= path.len()
                 && segs.iter().enumerate().all(|(i, s)| path.segment(i) == s))
             .then_some(segs.len()),
-            Matcher::Extension(ext) => (0..path.len())
+            Matcher::Extension(None) => None,
+            Matcher::Extension(Some(dot_ext)) => (0..path.len())
                 .find(|&i| {
-                    path.segment(i)
-                        .rsplit_once('.')
-                        .is_some_and(|(_, e)| e.eq_ignore_ascii_case(ext))
+                    let seg = path.segment(i).as_bytes();
+                    seg.len() > dot_ext.len()
+                        && seg[seg.len() - dot_ext.len()..].eq_ignore_ascii_case(dot_ext.as_bytes())
                 })
                 .map(|i| i + 1),
         }
@@ -430,6 +500,21 @@ mod tests {
         assert_ne!(t("/a/b/c"), t("/a/d/c"));
         assert_eq!(t("/a/b/c"), t("/a/b/d/e"));
         assert_eq!(t("/a/x"), TargetKey(crate::stable_hash::fnv1a64(b"/a/")));
+    }
+
+    #[test]
+    fn deep_paths_index_every_segment() {
+        let segs: Vec<String> = (0..40).map(|i| format!("s{i}")).collect();
+        let uri = format!("/{}/x.php", segs.join("/"));
+        let deep = TargetMapper::new(MapperConfig { tree_depth: 20, ..Default::default() });
+        let m = deep.map(uri.as_bytes()).unwrap();
+        assert_eq!(m.path, uri);
+        assert_eq!(m.target.key, TargetKey(crate::stable_hash::fnv1a64(uri.as_bytes())));
+        assert_eq!(m.target.class, ClassId::DYNAMIC, "the extension of segment 41 counts");
+        let tree = format!("/{}/", segs[..20].join("/"));
+        assert_eq!(m.target.tree, TargetKey(crate::stable_hash::fnv1a64(tree.as_bytes())));
+        let slow = format!("/./{}/./x.php", segs.join("//"));
+        assert_eq!(deep.map(slow.as_bytes()).unwrap(), m, "normalised, then indexed alike");
     }
 
     #[test]

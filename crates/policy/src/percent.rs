@@ -51,9 +51,24 @@ pub(crate) fn encode_segment(decoded: &str, out: &mut String) {
 }
 
 /// Characters a canonical path segment spells literally: unreserved, sub-delims, `:`, `@`.
-fn is_literal(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b)
+pub(crate) fn is_literal(b: u8) -> bool {
+    LITERAL[usize::from(b)]
 }
+
+/// [`is_literal`] as a table: it runs for every byte of every mapped path.
+const LITERAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(c, b'-' | b'.' | b'_' | b'~')
+            || matches!(c, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';')
+            || matches!(c, b'=' | b':' | b'@');
+        b += 1;
+    }
+    table
+};
 
 fn hex_value(b: u8) -> Option<u8> {
     match b {

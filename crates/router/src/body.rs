@@ -5,6 +5,8 @@
 //! extensions and trailers dropped), so what the next hop parses is exactly what the
 //! router checked. Every read and write has a deadline.
 
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use http1::chunked::{encode_chunk_head, CHUNK_END, LAST_CHUNK};
@@ -54,13 +56,9 @@ pub(crate) async fn flush<D: AsyncWrite + Unpin>(
     if out.is_empty() {
         return Ok(());
     }
-    match tokio::time::timeout(timeout, dst.write_all(out)).await {
-        Ok(Ok(())) => {
-            out.clear();
-            Ok(())
-        }
-        _ => Err(BodyError::Sink),
-    }
+    write_direct(dst, out, timeout).await?;
+    out.clear();
+    Ok(())
 }
 
 async fn refill<S: AsyncRead + Unpin>(
@@ -137,12 +135,32 @@ where
     }
 }
 
+/// Write all of `bytes` to `dst` within `timeout`. A socket with room takes them at once,
+/// so the first attempt goes without a timer (arming and dropping one per write would cost
+/// more than the write's own bookkeeping); only a write that has to wait gets a deadline.
 async fn write_direct<D: AsyncWrite + Unpin>(
     dst: &mut D,
     bytes: &[u8],
     timeout: Duration,
 ) -> Result<(), BodyError> {
-    match tokio::time::timeout(timeout, dst.write_all(bytes)).await {
+    let mut written = 0;
+    let at_once = std::future::poll_fn(|cx| {
+        while written < bytes.len() {
+            match Pin::new(&mut *dst).poll_write(cx, &bytes[written..]) {
+                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                    return Poll::Ready(Err(BodyError::Sink))
+                }
+                Poll::Ready(Ok(n)) => written += n,
+                Poll::Pending => break,
+            }
+        }
+        Poll::Ready(Ok(()))
+    });
+    at_once.await?;
+    if written == bytes.len() {
+        return Ok(());
+    }
+    match tokio::time::timeout(timeout, dst.write_all(&bytes[written..])).await {
         Ok(Ok(())) => Ok(()),
         _ => Err(BodyError::Sink),
     }

@@ -151,17 +151,25 @@ impl Cluster {
 
     /// The policy's clock: nanoseconds since the router started.
     pub(crate) fn now(&self) -> Nanos {
-        self.origin.elapsed().as_nanos() as Nanos
+        self.nanos_at(Instant::now())
     }
 
-    /// Choose a node for `target`, never `exclude` (the node a retried request failed on).
+    /// `at` on the policy's clock. Requests pass the instant they already read, so the
+    /// request path reads the clock once per step instead of once per call.
+    fn nanos_at(&self, at: Instant) -> Nanos {
+        at.saturating_duration_since(self.origin).as_nanos() as Nanos
+    }
+
+    /// Choose a node for `target`, never `exclude` (the node a retried request failed on);
+    /// `at` is about now.
     pub(crate) fn pick(
         &self,
         target: &Target,
         path: &str,
         exclude: Option<NodeId>,
+        at: Instant,
     ) -> Option<Dispatch> {
-        let now = self.now();
+        let now = self.nanos_at(at);
         let (node, name) = {
             let mut guard = self.placement();
             let p = &mut *guard;
@@ -185,21 +193,23 @@ impl Cluster {
         match self.upstream(node) {
             Some(upstream) => Some(Dispatch { node, name, upstream }),
             None => {
-                self.finish(node, target, Outcome::Failed, None);
+                self.finish(node, target, Outcome::Failed, None, at);
                 None
             }
         }
     }
 
-    /// A dispatched request ended; `upstream_time` is known when a response came back.
+    /// A dispatched request ended (about `at`); `upstream_time` is known when a response
+    /// came back.
     pub(crate) fn finish(
         &self,
         node: NodeId,
         target: &Target,
         outcome: Outcome,
         upstream_time: Option<Duration>,
+        at: Instant,
     ) {
-        let now = self.now();
+        let now = self.nanos_at(at);
         let mut p = self.placement();
         p.view.finished(node);
         p.policy.done(node, target, outcome, now);
@@ -443,13 +453,14 @@ mod tests {
     fn a_connect_failure_ejects_and_a_retry_avoids_the_node() {
         let c = Cluster::new(config(2)).unwrap();
         let t = Target::from_key(7);
-        let first = c.pick(&t, "/", None).unwrap();
-        c.finish(first.node, &t, Outcome::Failed, None);
+        let now = Instant::now();
+        let first = c.pick(&t, "/", None, now).unwrap();
+        c.finish(first.node, &t, Outcome::Failed, None, now);
         c.failed(first.node, Failure::Connect);
         for _ in 0..4 {
-            let d = c.pick(&t, "/", Some(first.node)).unwrap();
+            let d = c.pick(&t, "/", Some(first.node), now).unwrap();
             assert_ne!(d.node, first.node);
-            c.finish(d.node, &t, Outcome::Ok, None);
+            c.finish(d.node, &t, Outcome::Ok, None, now);
         }
         assert!(!c.placement().nodes[first.node.index()].health.up);
     }

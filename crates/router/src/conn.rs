@@ -13,10 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http1::{BodyFraming, ParseError, Status};
-use policy::{Mapped, Outcome, Target};
+use policy::{Outcome, Target};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tokio::sync::watch;
 use tokio::time::Sleep;
 
 use crate::access_log::{AccessEntry, AccessLog};
@@ -24,6 +23,7 @@ use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
 use crate::cluster::{Cluster, Dispatch, Failure, Settings};
 use crate::config::ms;
+use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, ResponseRules};
 
 /// Whether the client connection goes on after a request.
@@ -38,6 +38,8 @@ struct Done {
     status: u16,
     bytes: u64,
     upstream_time: Duration,
+    /// When the response was complete.
+    at: Instant,
     flow: Flow,
 }
 
@@ -81,12 +83,17 @@ pub(crate) struct Connection {
     peer: SocketAddr,
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
-    drain: watch::Receiver<bool>,
+    drain: DrainWait,
     /// The client's address as written into `X-Forwarded-For`, formatted once.
     client: Vec<u8>,
     client_buf: IoBuf,
     upstream_buf: IoBuf,
     out: Vec<u8>,
+    /// The current request's normalised path, refilled per request.
+    path: String,
+    /// When the last request finished (or the connection opened): the idle deadline counts
+    /// from here, so waiting for the next request reads no clock.
+    last: Instant,
     /// Deadlines for the waits every request has: the client's next head, the node's
     /// response head. Each is one timer for the connection's life, pushed later per
     /// request (an atomic store while it stays registered), not a timer per wait.
@@ -100,7 +107,7 @@ impl Connection {
         peer: SocketAddr,
         cluster: Arc<Cluster>,
         access_log: Option<Arc<AccessLog>>,
-        drain: watch::Receiver<bool>,
+        drain: DrainWait,
     ) -> Self {
         let limits = &cluster.settings().config.limits;
         let size = limits.buffer_bytes.max(limits.max_header_bytes + 1);
@@ -113,6 +120,8 @@ impl Connection {
             client_buf: IoBuf::new(size),
             upstream_buf: IoBuf::new(size),
             out: Vec::with_capacity(size),
+            path: String::new(),
+            last: Instant::now(),
             client_timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             upstream_timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             cluster,
@@ -172,11 +181,12 @@ impl Connection {
                     return Err(Rejection::Head(ParseError::HeadTooLarge { limit }));
                 }
                 deadline.get_or_insert_with(|| tokio::time::Instant::now() + ms(t.header_ms));
-            } else if *self.drain.borrow() {
+            } else if self.drain.raised() {
                 return Ok(false);
             }
             let wait = deadline.unwrap_or_else(|| {
-                tokio::time::Instant::now() + ms(if first { t.header_ms } else { t.idle_ms })
+                let since = tokio::time::Instant::from_std(self.last);
+                since + ms(if first { t.header_ms } else { t.idle_ms })
             });
             let idle = self.client_buf.is_empty();
             self.client_timer.as_mut().reset(wait);
@@ -191,7 +201,7 @@ impl Connection {
                 _ = &mut self.client_timer => {
                     return if idle { Ok(false) } else { Err(Rejection::Timeout) };
                 }
-                _ = self.drain.changed(), if idle => return Ok(false),
+                _ = &mut self.drain, if idle => return Ok(false),
             }
         }
     }
@@ -231,8 +241,9 @@ impl Connection {
                 return Flow::Close;
             }
         }
-        let mapped = match map_target(settings, req) {
-            Ok(m) => m,
+        let start = Instant::now();
+        let target = match map_target(settings, req, &mut self.path) {
+            Ok(t) => t,
             Err(rejection) => {
                 self.reject(settings, &rejection, Some(req)).await;
                 return Flow::Close;
@@ -247,24 +258,26 @@ impl Connection {
 
         let mut exclude = None;
         loop {
-            let Some(dispatch) = self.cluster.pick(&mapped.target, &mapped.path, exclude) else {
+            let Some(dispatch) = self.cluster.pick(&target, &self.path, exclude, start) else {
                 return self.unavailable(settings, req).await;
             };
-            let mut result = self.attempt(settings, req, &dispatch, false).await;
+            let mut result = self.attempt(settings, req, &dispatch, false, start).await;
             if matches!(&result, Err(e) if matches!(e.fault, Fault::Stale)) {
-                result = self.attempt(settings, req, &dispatch, true).await;
+                result = self.attempt(settings, req, &dispatch, true, start).await;
             }
             match result {
                 Ok(done) => {
                     let t = Some(done.upstream_time);
-                    self.cluster.finish(dispatch.node, &mapped.target, Outcome::Ok, t);
+                    self.cluster.finish(dispatch.node, &target, Outcome::Ok, t, done.at);
+                    self.last = done.at;
                     self.log(req, done.status, done.bytes, &dispatch.name, t);
                     return done.flow;
                 }
                 Err(e) => {
                     let failure = e.node_failure();
                     let outcome = if failure.is_some() { Outcome::Failed } else { Outcome::Ok };
-                    self.cluster.finish(dispatch.node, &mapped.target, outcome, None);
+                    self.last = Instant::now();
+                    self.cluster.finish(dispatch.node, &target, outcome, None, self.last);
                     if let Some(f) = failure {
                         self.cluster.failed(dispatch.node, f);
                     }
@@ -312,6 +325,7 @@ impl Connection {
                 .await
                 .is_ok();
         self.log(req, 503, body.len() as u64, "", None);
+        self.last = Instant::now();
         if sent && !close {
             Flow::KeepAlive
         } else {
@@ -334,27 +348,31 @@ impl Connection {
         self.log(req, status.code(), body.len() as u64, node, None);
     }
 
-    /// Send `req` to the picked node and relay its response. `fresh` skips the pool.
+    /// Send `req` to the picked node and relay its response. `fresh` skips the pool;
+    /// `start` is when the request was dispatched.
     async fn attempt(
         &mut self,
         settings: &Settings,
         req: &Request,
         dispatch: &Dispatch,
         fresh: bool,
+        start: Instant,
     ) -> Result<Done, AttemptError> {
         let cfg = &settings.config;
         let t = &cfg.timeouts;
-        let pooled = if fresh { None } else { dispatch.upstream.take(ms(t.pool_idle_ms)) };
+        let pooled = if fresh { None } else { dispatch.upstream.take(ms(t.pool_idle_ms), start) };
         let reused = pooled.is_some();
-        let mut upstream = match pooled {
-            Some(s) => s,
-            None => dispatch
-                .upstream
-                .connect(ms(t.upstream_connect_ms))
-                .await
-                .map_err(|_| AttemptError::before(Fault::Connect))?,
+        let (mut upstream, sent_at) = match pooled {
+            Some(s) => (s, start),
+            None => {
+                let s = dispatch
+                    .upstream
+                    .connect(ms(t.upstream_connect_ms))
+                    .await
+                    .map_err(|_| AttemptError::before(Fault::Connect))?;
+                (s, Instant::now())
+            }
         };
-        let sent_at = Instant::now();
         // A request that cannot be replayed never meets a stale connection silently.
         let lost = if reused && req.retryable() { Fault::Stale } else { Fault::Upstream };
 
@@ -400,7 +418,10 @@ impl Connection {
         // Response head (relaying any 1xx interim responses first).
         self.upstream_buf.clear();
         self.out.clear();
-        let deadline = tokio::time::Instant::now() + ms(t.upstream_response_ms);
+        // The node's time runs from the end of the request: a bodyless one ended as it was
+        // dispatched (no clock read needed), a body took as long as it took.
+        let request_end = if req.framing == BodyFraming::Empty { sent_at } else { Instant::now() };
+        let deadline = tokio::time::Instant::from_std(request_end) + ms(t.upstream_response_ms);
         self.upstream_timer.as_mut().reset(deadline);
         let mut response_started = false;
         let response = loop {
@@ -409,7 +430,7 @@ impl Connection {
                 max_headers: cfg.limits.max_headers,
                 via: &cfg.via,
                 head_request: req.is_head(),
-                client_keep_alive: req.keep_alive && !*self.drain.borrow(),
+                client_keep_alive: req.keep_alive && !self.drain.raised(),
                 client_minor: req.minor,
                 node_name: cfg.node_header.then_some(&*dispatch.name),
             };
@@ -472,11 +493,13 @@ impl Connection {
                 return Err(AttemptError { fault: Fault::Client(None), response_started: true })
             }
         };
+        let at = Instant::now();
         if response.upstream_reusable && self.upstream_buf.is_empty() {
-            dispatch.upstream.put(upstream, cfg.limits.pool_idle_per_node);
+            dispatch.upstream.put(upstream, cfg.limits.pool_idle_per_node, at);
         }
         let flow = if response.close_client { Flow::Close } else { Flow::KeepAlive };
-        Ok(Done { status: response.status, bytes, upstream_time: sent_at.elapsed(), flow })
+        let upstream_time = at.saturating_duration_since(sent_at);
+        Ok(Done { status: response.status, bytes, upstream_time, at, flow })
     }
 
     fn log(&self, req: &Request, status: u16, bytes: u64, node: &str, upstream: Option<Duration>) {
@@ -496,10 +519,13 @@ impl Connection {
     }
 }
 
-/// The request's target. `OPTIONS *` has no path: it is one target of its own.
-fn map_target(settings: &Settings, req: &Request) -> Result<Mapped, Rejection> {
+/// The request's target, its normalised path written into `path`. `OPTIONS *` has no
+/// path: it is one target of its own.
+fn map_target(settings: &Settings, req: &Request, path: &mut String) -> Result<Target, Rejection> {
     if req.target == "*" {
-        return Ok(Mapped { target: Target::from_key(0), path: "*".to_string() });
+        path.clear();
+        path.push('*');
+        return Ok(Target::from_key(0));
     }
-    settings.mapper.map(req.target.as_bytes()).map_err(Rejection::Target)
+    settings.mapper.map_into(req.target.as_bytes(), path).map_err(Rejection::Target)
 }

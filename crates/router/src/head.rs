@@ -112,34 +112,27 @@ impl Request {
     }
 }
 
-/// Hop-by-hop fields (RFC 9110 §7.6.1), and every field `Connection` names: meaningful
-/// for one connection only, never forwarded. Dispatched on length first: this runs for
-/// every field of every request and response.
-fn is_hop_by_hop(name: &str, connection_tokens: &Tokens<'_>) -> bool {
+/// Whether a received field is forwarded as it is: not hop-by-hop (RFC 9110 §7.6.1, and
+/// every field `Connection` names: meaningful for one connection only), and not one the
+/// router writes itself (`Via`, `X-Larder-Node`, `Content-Length`, `X-Forwarded-For`).
+/// Dispatched on length first: this runs for every field of every request and response.
+fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
     let is = |h: &str| name.eq_ignore_ascii_case(h);
-    let fixed = match name.len() {
+    let dropped = match name.len() {
         2 => is("te"),
+        3 => is("via"),
         7 => is("trailer") || is("upgrade"),
         10 => is("connection") || is("keep-alive"),
+        13 => is("x-larder-node"),
+        14 => is("content-length"),
+        15 => is("x-forwarded-for"),
         16 => is("proxy-connection"),
         17 => is("transfer-encoding"),
         18 => is("proxy-authenticate"),
         19 => is("proxy-authorization"),
         _ => false,
     };
-    fixed || connection_tokens.has(name)
-}
-
-/// Fields the router writes itself.
-fn is_rewritten(name: &str) -> bool {
-    let is = |h: &str| name.eq_ignore_ascii_case(h);
-    match name.len() {
-        3 => is("via"),
-        13 => is("x-larder-node"),
-        14 => is("content-length"),
-        15 => is("x-forwarded-for"),
-        _ => false,
-    }
+    !dropped && !connection_tokens.has(name)
 }
 
 /// Connection tokens held inline: heads name a handful at most, so this never allocates
@@ -162,12 +155,9 @@ impl<'a> Tokens<'a> {
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = &&'a str> {
-        self.inline[..self.len].iter().chain(self.spill.iter())
-    }
-
     fn has(&self, token: &str) -> bool {
-        self.iter().any(|t| t.eq_ignore_ascii_case(token))
+        let is = |t: &&str| t.eq_ignore_ascii_case(token);
+        self.inline[..self.len].iter().any(is) || self.spill.iter().any(is)
     }
 }
 
@@ -342,7 +332,7 @@ where
     req.host_missing_at = (!present("host")).then_some(out.len());
     for (name, value) in fields() {
         let dropped = expect_continue && name.eq_ignore_ascii_case("expect");
-        if !is_hop_by_hop(name, &tokens) && !is_rewritten(name) && !dropped {
+        if is_forwarded(name, &tokens) && !dropped {
             push_field(out, name, value);
         }
     }
@@ -476,7 +466,7 @@ pub(crate) fn parse_response(
     out.extend_from_slice(resp.reason.unwrap_or("").as_bytes());
     out.extend_from_slice(b"\r\n");
     for (name, value) in fields() {
-        if !is_hop_by_hop(name, &tokens) && !is_rewritten(name) {
+        if is_forwarded(name, &tokens) {
             push_field(out, name, value);
         }
     }

@@ -9,6 +9,7 @@
 //!   fields, `X-Forwarded-For`, `Via`, `X-Larder-Node`); framing comes from `http1`.
 //! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
 //! - `buf`: the fixed per-connection read buffer.
+//! - `drain`: the signal that ends idle keep-alive connections when the router stops.
 //! - `cluster`: nodes, health, the load view and the policy behind one lock.
 //! - `upstream`: per-node pools of idle keep-alive connections.
 //! - `health`: active checks, ejected nodes' return, slow start.
@@ -31,6 +32,7 @@ mod buf;
 mod cluster;
 pub mod config;
 mod conn;
+mod drain;
 pub mod error;
 mod head;
 mod health;
@@ -45,7 +47,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 pub use config::{NodeConfig, RouterConfig};
@@ -55,6 +57,7 @@ pub use run::run;
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
 use crate::config::ms;
+use crate::drain::Drain;
 use crate::log::event;
 
 /// A configured router, ready to serve.
@@ -117,7 +120,7 @@ impl Router {
         let drain_for = ms(settings.config.timeouts.drain_ms);
         drop(settings);
         let permits = Arc::new(Semaphore::new(max_conns));
-        let (drain_tx, drain_rx) = watch::channel(false);
+        let drain = Drain::default();
 
         let mut background = JoinSet::new();
         background.spawn(health::run(self.cluster.clone()));
@@ -164,7 +167,7 @@ impl Router {
                 peer,
                 self.cluster.clone(),
                 self.access_log.clone(),
-                drain_rx.clone(),
+                drain.wait(),
             );
             connections.spawn(async move {
                 conn.run().await;
@@ -173,7 +176,7 @@ impl Router {
         }
 
         drop(listener);
-        let _ = drain_tx.send(true);
+        drain.raise();
         let all = u32::try_from(max_conns).unwrap_or(u32::MAX);
         let drained = tokio::time::timeout(drain_for, permits.acquire_many(all)).await.is_ok();
         if !drained {

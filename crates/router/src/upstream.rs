@@ -20,12 +20,11 @@ impl Upstream {
         Upstream { addr, idle: Mutex::new(Vec::new()) }
     }
 
-    /// A live idle connection not older than `max_idle`, if the pool has one.
-    pub(crate) fn take(&self, max_idle: Duration) -> Option<TcpStream> {
-        let now = Instant::now();
+    /// A live idle connection not older than `max_idle` at `now`, if the pool has one.
+    pub(crate) fn take(&self, max_idle: Duration, now: Instant) -> Option<TcpStream> {
         loop {
             let (stream, since) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
-            if now.duration_since(since) > max_idle {
+            if now.saturating_duration_since(since) > max_idle {
                 continue;
             }
             let mut probe = [0u8; 1];
@@ -36,11 +35,11 @@ impl Upstream {
         }
     }
 
-    /// Return a connection whose last exchange completed cleanly.
-    pub(crate) fn put(&self, stream: TcpStream, max_idle_conns: usize) {
+    /// Return a connection whose last exchange completed cleanly (about `now`).
+    pub(crate) fn put(&self, stream: TcpStream, max_idle_conns: usize, now: Instant) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < max_idle_conns {
-            idle.push((stream, Instant::now()));
+            idle.push((stream, now));
         }
     }
 

@@ -92,6 +92,24 @@ async fn shutdown_drains_requests_in_flight() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_router_stops_at_once() {
+    let a = Backend::start("a").await;
+    let mut cfg = config(&[&a], "rr");
+    // Far beyond LIMIT: neither the drain deadline nor the idle timeout can end the wait,
+    // only closing idle keep-alive connections as soon as the drain starts.
+    cfg.timeouts.drain_ms = 3_600_000;
+    cfg.timeouts.idle_ms = 3_600_000;
+    let router = RunningRouter::start(cfg).await;
+    let mut idle = Client::connect(router.addr).await;
+    // One exchange: the client connection is now idle and an upstream one sits in the pool.
+    assert_eq!(idle.get("/x").await.status, 200);
+    let pooled = |s: &serde_json::Value| s["nodes"][0]["idle_connections"] == 1;
+    assert!(stats_until(&router, pooled).await, "the upstream connection went to the pool");
+    router.stop().await;
+    assert!(idle.closed().await, "the idle keep-alive connection was closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ejected_node_comes_back_through_health_checks() {
     let a = Backend::start("a").await;
     let mut b = Backend::start("b").await;
