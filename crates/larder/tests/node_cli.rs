@@ -1,10 +1,12 @@
 //! `larder node` as a program: it serves, and SIGTERM makes it exit cleanly.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+mod common;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -22,12 +24,7 @@ fn serves_then_exits_on_sigterm() {
         .unwrap();
     // The node prints its bound address on stderr; read it on a thread, wait bounded.
     let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let rx = common::lines(stderr);
     let line = rx.recv_timeout(WAIT).expect("no start-up line");
     let addr = line.split("http://").nth(1).and_then(|s| s.split_whitespace().next()).unwrap();
 

@@ -7,6 +7,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+mod common;
+
 const WAIT: Duration = Duration::from_secs(20);
 
 /// A one-thread back-end answering every request on a connection with its name.
@@ -53,12 +55,7 @@ fn start(args: &[&str]) -> (Child, String, mpsc::Receiver<String>) {
         .spawn()
         .unwrap();
     let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let rx = common::lines(stderr);
     let line = rx.recv_timeout(WAIT).expect("no start-up line");
     let event: serde_json::Value = serde_json::from_str(&line).expect(&line);
     assert_eq!(event["msg"], "listening", "{line}");

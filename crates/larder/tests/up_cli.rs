@@ -2,7 +2,7 @@
 //! document through the router, and on SIGTERM stops every process it started and exits
 //! 0; a process that fails to start is named with its error and nothing is left behind.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -10,7 +10,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::TempDir;
+use common::{lines, TempDir};
 
 /// Generous bounds for a loaded 2-core machine; the test takes a few seconds.
 const START: Duration = Duration::from_secs(60);
@@ -25,16 +25,6 @@ struct Up {
     stdout: Receiver<String>,
     stderr: Receiver<String>,
     exit: Receiver<ExitStatus>,
-}
-
-fn lines(r: impl Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(r).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    rx
 }
 
 fn start(store: &Path, extra: &[&str]) -> Up {

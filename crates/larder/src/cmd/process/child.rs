@@ -202,17 +202,10 @@ pub fn stop(children: &mut [Child], grace: Duration, signals: &Signals) {
 /// Runs the command on one CPU only. A CPU the machine does not have is an error at
 /// start, reported as the child's failure to start.
 pub fn pin(cmd: &mut Command, cpu: usize) {
-    // SAFETY: the closure runs between fork and exec and only calls sched_setaffinity on
-    // a set built on its own stack, allocating nothing.
+    // SAFETY: the closure runs between fork and exec; `pin_self` only makes system calls
+    // on a set built on its own stack, allocating nothing.
     unsafe {
-        cmd.pre_exec(move || {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(move || pin_self(cpu));
     }
 }
 
