@@ -9,7 +9,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 
-use crate::{ByteCache, CacheStats};
+use crate::byte_cache::{ByteCache, CacheStats};
 
 /// Most entries one cache holds, whatever their bytes (slot numbers are `u32`); beyond
 /// it the cache evicts as if it were full. Reaching it takes hundreds of gigabytes.

@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash};
 
-use crate::{Cache, Replacement};
+use crate::cache::{Cache, Replacement};
 
 /// Cost 1 per entry: GDS(1), maximising hits.
 pub fn unit_cost(_bytes: u64) -> f64 {

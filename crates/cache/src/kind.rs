@@ -5,7 +5,10 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::str::FromStr;
 
-use crate::{unit_cost, ByteCache, Cache, GdsOrder, LruOrder};
+use crate::byte_cache::ByteCache;
+use crate::cache::Cache;
+use crate::gds::{unit_cost, GdsOrder};
+use crate::lru::LruOrder;
 
 /// The replacement policies this crate offers.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]

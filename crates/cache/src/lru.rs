@@ -7,7 +7,7 @@
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash};
 
-use crate::{Cache, Replacement};
+use crate::cache::{Cache, Replacement};
 
 const NIL: u32 = u32::MAX;
 
