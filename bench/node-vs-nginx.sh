@@ -10,7 +10,11 @@
 #    ratio many/few.
 #
 # Settings (environment): PAIRS (3), CONNECTIONS (50), DURATION seconds (8), MANY (10000),
-# FEW (100), MANY_DURATION seconds (15), LARDER (path to a release binary; built if unset).
+# FEW (100), MANY_DURATION seconds (15), LARDER (path to a release binary; built if unset),
+# LARDER_BASELINE (path to another larder binary, e.g. a build of an earlier commit: it
+# runs beside the two others in every pair, and the median ratios larder/baseline are
+# printed, so a change is judged against its parent in one run), SINGLE_FILE_ONLY (0; 1
+# runs part 1 alone).
 # Installs nginx and wrk with apt-get when missing. Touches only loopback. The machine may
 # be shared: figures are noisy, which is why runs alternate and medians are reported.
 set -euo pipefail
@@ -35,8 +39,10 @@ echo "open-file limit: $(ulimit -n)"
 
 WORK=$(mktemp -d)
 LARDER_PID=
+BASE_PID=
 cleanup() {
     if [ -n "$LARDER_PID" ]; then kill -TERM "$LARDER_PID" 2>/dev/null || true; fi
+    if [ -n "$BASE_PID" ]; then kill -TERM "$BASE_PID" 2>/dev/null || true; fi
     if [ -s "$WORK/nginx.pid" ]; then kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
@@ -50,6 +56,14 @@ LPORT=$(free_port)
 "$LARDER" node --docroot "$WORK/www" --listen "127.0.0.1:$LPORT" --max-connections 20000 \
     --idle-timeout-ms 600000 2>"$WORK/larder.log" &
 LARDER_PID=$!
+if [ -n "${LARDER_BASELINE:-}" ]; then
+    BPORT=$(free_port)
+    "$LARDER_BASELINE" node --docroot "$WORK/www" --listen "127.0.0.1:$BPORT" \
+        --max-connections 20000 --idle-timeout-ms 600000 2>"$WORK/baseline.log" &
+    BASE_PID=$!
+    wait_port "$BPORT"
+    echo "baseline larder node on :$BPORT (pid $BASE_PID, $LARDER_BASELINE)"
+fi
 NPORT=$(free_port)
 cat >"$WORK/nginx.conf" <<CONF
 worker_processes 1;
@@ -103,19 +117,36 @@ for file in 6k.bin 13k.bin; do
     wrk_rps "$NPORT" "/$file" "$CONNECTIONS" 2 >/dev/null
     A=""
     B=""
+    C=""
     for i in $(seq 1 "$PAIRS"); do
         a=$(wrk_rps "$LPORT" "/$file" "$CONNECTIONS" "$DURATION")
         b=$(wrk_rps "$NPORT" "/$file" "$CONNECTIONS" "$DURATION")
-        echo "$file pair $i: larder $a req/s, nginx $b req/s"
+        if [ -n "$BASE_PID" ]; then
+            c=$(wrk_rps "$BPORT" "/$file" "$CONNECTIONS" "$DURATION")
+            echo "$file pair $i: larder $a req/s, nginx $b req/s, baseline $c req/s"
+            C="$C $c"
+        else
+            echo "$file pair $i: larder $a req/s, nginx $b req/s"
+        fi
         A="$A $a"
         B="$B $b"
     done
     echo "$file: median larder/nginx = $(median_ratio "$A" "$B") (wrk -t1 -c$CONNECTIONS -d${DURATION}s)"
+    if [ -n "$BASE_PID" ]; then
+        echo "$file: median larder/baseline = $(median_ratio "$A" "$C")"
+    fi
 done
 
-for name in larder nginx; do
+if [ "${SINGLE_FILE_ONLY:-0}" = 1 ]; then
+    exit 0
+fi
+
+NAMES="larder nginx"
+[ -n "$BASE_PID" ] && NAMES="larder baseline nginx"
+for name in $NAMES; do
     port=$LPORT
     [ "$name" = nginx ] && port=$NPORT
+    [ "$name" = baseline ] && port=$BPORT
     M=""
     F=""
     for i in $(seq 1 "$PAIRS"); do

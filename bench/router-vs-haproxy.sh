@@ -16,7 +16,10 @@
 #
 # Settings (environment): PAIRS (3), CONNECTIONS (50), DURATION seconds (8), WRK_THREADS
 # (1), SAMPLES per size (40), LARDER (path to a release binary; built if unset),
-# THROUGHPUT_ONLY (0; 1 runs part 1 alone, for quick comparisons). Installs
+# THROUGHPUT_ONLY (0; 1 runs part 1 alone, for quick comparisons), LARDER_BASELINE (path to
+# another larder binary, e.g. a build of an earlier commit: part 1 then runs it too, in
+# every pair beside the two others, and prints the median ratios larder/baseline, so a
+# change is judged against its parent in one run on one machine). Installs
 # haproxy, nginx and wrk with apt-get when missing. Touches only loopback. The machine
 # may be shared with other work: figures are noisy, which is why runs alternate and
 # medians are reported.
@@ -85,6 +88,16 @@ RPORT=$(free_port)
 ROUTE_PID=$!
 PIDS+=("$ROUTE_PID")
 wait_port "$RPORT"
+
+if [ -n "${LARDER_BASELINE:-}" ]; then
+    BPORT=$(free_port)
+    "$LARDER_BASELINE" route --listen "127.0.0.1:$BPORT" --node "127.0.0.1:$NPORT" \
+        --policy hash --threads 1 --admin "" 2>"$WORK/baseline-route.log" &
+    BASE_PID=$!
+    PIDS+=("$BASE_PID")
+    wait_port "$BPORT"
+    echo "baseline larder route :$BPORT ($LARDER_BASELINE)"
+fi
 
 HPORT=$(free_port)
 cat >"$WORK/haproxy.cfg" <<CONF
@@ -156,16 +169,38 @@ PY
 # Warm both paths (connections, caches) before measuring.
 wrk -t1 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$RPORT/1.bin" >/dev/null
 wrk -t1 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$HPORT/1.bin" >/dev/null
+if [ -n "${LARDER_BASELINE:-}" ]; then
+    wrk -t1 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$BPORT/1.bin" >/dev/null
+fi
 
 RESULTS="$WORK/pairs.txt"
+BASELINE_RESULTS="$WORK/baseline-pairs.txt"
 : >"$RESULTS"
+: >"$BASELINE_RESULTS"
 for pair in $(seq 1 "$PAIRS"); do
     read -r a_rps a_p99 a_cpu a_cs < <(run_wrk "$RPORT" "$ROUTE_PID")
     read -r b_rps b_p99 b_cpu b_cs < <(run_wrk "$HPORT" "$HAPROXY_PID")
     printf "pair %d: larder route %6s req/s p99 %8s ms %5s us CPU/req %s sleeps/req | haproxy %6s req/s p99 %8s ms %5s us CPU/req %s sleeps/req (load %s)\n" \
         "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_cs" "$b_rps" "$b_p99" "$b_cpu" "$b_cs" "$(cut -d' ' -f1 /proc/loadavg)"
     echo "$a_rps $a_p99 $a_cpu $b_rps $b_p99 $b_cpu" >>"$RESULTS"
+    if [ -n "${LARDER_BASELINE:-}" ]; then
+        read -r c_rps c_p99 c_cpu c_cs < <(run_wrk "$BPORT" "$BASE_PID")
+        printf "pair %d: baseline     %6s req/s p99 %8s ms %5s us CPU/req %s sleeps/req\n" \
+            "$pair" "$c_rps" "$c_p99" "$c_cpu" "$c_cs"
+        echo "$a_rps $a_p99 $a_cpu $c_rps $c_p99 $c_cpu" >>"$BASELINE_RESULTS"
+    fi
 done
+if [ -n "${LARDER_BASELINE:-}" ]; then
+    python3 - "$BASELINE_RESULTS" <<'PY'
+import statistics, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+ratios = [r[0] / r[3] for r in rows]
+print("larder/baseline requests/s per pair: " + " ".join(f"{x:.3f}" for x in ratios))
+print(f"median ratio larder/baseline: requests/s {statistics.median(ratios):.3f}, "
+      f"p99 latency {statistics.median(r[1] / r[4] for r in rows):.3f}, "
+      f"CPU per request {statistics.median(r[2] / r[5] for r in rows):.3f}")
+PY
+fi
 python3 - "$RESULTS" <<'PY'
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
