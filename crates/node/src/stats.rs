@@ -171,7 +171,12 @@ impl NodeReport {
             self.load.cache_capacity_bytes.to_string(),
         );
         metric("cache_hits_total", "counter", "Content cache hits.", self.load.hits.to_string());
-        metric("cache_misses_total", "counter", "Content cache misses.", self.load.misses.to_string());
+        metric(
+            "cache_misses_total",
+            "counter",
+            "Content cache misses.",
+            self.load.misses.to_string(),
+        );
         metric(
             "helper_queue",
             "gauge",
