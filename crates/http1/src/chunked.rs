@@ -135,7 +135,7 @@ impl ChunkedDecoder {
         Ok(match self.state {
             State::Size { value, digits } => {
                 self.count_line()?;
-                match hex_value(b) {
+                match wire::percent::hex_value(b) {
                     Some(d) => {
                         if digits == 16 {
                             return Err(ChunkError::SizeOverflow);
@@ -223,15 +223,6 @@ impl ChunkedDecoder {
             return Err(ChunkError::BadTrailer);
         }
         Ok(())
-    }
-}
-
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
     }
 }
 

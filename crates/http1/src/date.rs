@@ -2,73 +2,14 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// Calendar time now lives with the other cross-process formats; re-exported because the
+/// access logs and tests reach it through this crate.
+pub use wire::civil::CivilTime;
+use wire::civil::MONTHS;
+
 const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const LONG_DAYS: [&str; 7] =
     ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-const MONTHS: [&str; 12] =
-    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-
-/// A UTC calendar time, to the second. Access logs format the same instant differently,
-/// which is why this is public.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CivilTime {
-    pub year: i64,
-    /// 1..=12
-    pub month: u32,
-    /// 1..=31
-    pub day: u32,
-    pub hour: u32,
-    pub minute: u32,
-    pub second: u32,
-    /// 0 = Sunday.
-    pub weekday: u32,
-}
-
-impl CivilTime {
-    /// Seconds since the Unix epoch to calendar time (Hinnant's days-from-civil inverse).
-    pub fn from_unix(secs: i64) -> CivilTime {
-        let days = secs.div_euclid(86_400);
-        let rem = secs.rem_euclid(86_400);
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        CivilTime {
-            year,
-            month,
-            day,
-            hour: (rem / 3600) as u32,
-            minute: (rem % 3600 / 60) as u32,
-            second: (rem % 60) as u32,
-            weekday: (days + 4).rem_euclid(7) as u32,
-        }
-    }
-
-    /// Calendar time to seconds since the Unix epoch (the weekday is not consulted).
-    pub fn to_unix(&self) -> i64 {
-        let y = self.year - i64::from(self.month <= 2);
-        let era = y.div_euclid(400);
-        let yoe = y.rem_euclid(400);
-        let m = i64::from(self.month);
-        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(self.day) - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        let days = era * 146_097 + doe - 719_468;
-        days * 86_400
-            + i64::from(self.hour) * 3600
-            + i64::from(self.minute) * 60
-            + i64::from(self.second)
-    }
-
-    /// Three-letter English month name, as HTTP and log dates spell it.
-    pub fn month_abbrev(&self) -> &'static str {
-        MONTHS[(self.month as usize).clamp(1, 12) - 1]
-    }
-}
 
 fn unix_secs(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {

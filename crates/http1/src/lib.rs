@@ -11,7 +11,8 @@
 //!   request smuggling needs ([`BodyFraming`], [`FramingError`]).
 //! - [`chunked`]: a strict, streaming chunked decoder and the encoder ([`ChunkedDecoder`]).
 //! - [`date`]: IMF-fixdate formatting and parsing (the two obsolete formats are accepted on
-//!   input), and a per-second cache of the formatted `Date` ([`DateCache`]).
+//!   input), and a per-second cache of the formatted `Date` ([`DateCache`]); calendar
+//!   arithmetic ([`CivilTime`]) comes from `wire::civil`.
 //!
 //! Nothing here does I/O: callers own their sockets and buffers, so the same code serves an
 //! event loop, a thread per connection or a test.

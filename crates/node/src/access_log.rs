@@ -2,12 +2,12 @@
 //! node's own log can be replayed.
 
 use crate::pool::HelperPool;
-use http1::CivilTime;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
+use wire::clf::{Combined, Entry, Host, Quoting, Request};
 
 /// One line's worth of facts.
 #[derive(Clone, Debug)]
@@ -45,7 +45,7 @@ impl AccessLog {
     }
 
     pub fn record(&mut self, e: &LogEntry<'_>) {
-        self.buf.extend_from_slice(format_entry(e).as_bytes());
+        write_entry(e, &mut self.buf);
         if self.buf.len() >= HAND_OVER_BYTES {
             self.hand_over();
         }
@@ -76,47 +76,24 @@ impl Drop for AccessLog {
     }
 }
 
-/// Quote a field: `"` and `\` escaped, control and non-ASCII bytes as `\xHH`, as Apache
-/// does, so a client cannot forge log lines.
-fn quoted(out: &mut String, field: &[u8]) {
-    out.push('"');
-    for &b in field {
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
+/// Append `host - - [day/Mon/year:HH:MM:SS +0000] "request" status bytes "referer" "agent"\n`
+/// (a body of 0 bytes is written `-`; fields escaped as Apache does, so a client cannot
+/// forge log lines).
+pub fn write_entry(e: &LogEntry<'_>, out: &mut Vec<u8>) {
+    Entry {
+        host: Host::Ip(e.peer),
+        unix_secs: e.unix_secs,
+        request: Request::Raw(e.request_line.as_bytes()),
+        status: e.status,
+        bytes: (e.body_bytes > 0).then_some(e.body_bytes),
+        combined: Some(Combined {
+            referer: e.referer,
+            user_agent: e.user_agent,
+            quoting: Quoting::Escape,
+        }),
     }
-    out.push('"');
-}
-
-/// `host - - [day/Mon/year:HH:MM:SS +0000] "request" status bytes "referer" "agent"\n`
-pub fn format_entry(e: &LogEntry<'_>) -> String {
-    let c = CivilTime::from_unix(e.unix_secs);
-    let mut s = format!(
-        "{} - - [{:02}/{}/{:04}:{:02}:{:02}:{:02} +0000] ",
-        e.peer,
-        c.day,
-        c.month_abbrev(),
-        c.year,
-        c.hour,
-        c.minute,
-        c.second
-    );
-    quoted(&mut s, if e.request_line.is_empty() { b"-" } else { e.request_line.as_bytes() });
-    s.push_str(&format!(" {} ", e.status));
-    if e.body_bytes == 0 {
-        s.push('-');
-    } else {
-        s.push_str(&e.body_bytes.to_string());
-    }
-    s.push(' ');
-    quoted(&mut s, e.referer.unwrap_or(b"-"));
-    s.push(' ');
-    quoted(&mut s, e.user_agent.unwrap_or(b"-"));
-    s.push('\n');
-    s
+    .write(out);
+    out.push(b'\n');
 }
 
 #[cfg(test)]
@@ -134,9 +111,13 @@ mod tests {
             referer: None,
             user_agent: Some(b"wrk\n"),
         };
+        let mut out = Vec::new();
+        write_entry(&e, &mut out);
+        write_entry(&LogEntry { request_line: "", body_bytes: 0, ..e.clone() }, &mut out);
         assert_eq!(
-            format_entry(&e),
-            "127.0.0.1 - - [06/Nov/1994:08:49:37 +0000] \"GET /a\\\"b HTTP/1.1\" 200 6144 \"-\" \"wrk\\x0a\"\n"
+            String::from_utf8(out).unwrap(),
+            "127.0.0.1 - - [06/Nov/1994:08:49:37 +0000] \"GET /a\\\"b HTTP/1.1\" 200 6144 \"-\" \"wrk\\x0a\"\n\
+             127.0.0.1 - - [06/Nov/1994:08:49:37 +0000] \"-\" 200 - \"-\" \"wrk\\x0a\"\n"
         );
     }
 }

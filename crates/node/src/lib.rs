@@ -19,8 +19,10 @@
 //! - [`process`]: open-file limit and termination signals for the CLI.
 //! - [`conditional`], [`range`], [`content_type`]: HTTP semantics of static files.
 //! - [`dynamic`]: the Domino-like synthetic dynamic content (pure functions).
-//! - [`stats`]: counters, CPU/disk sampling from /proc, JSON and Prometheus renderings.
-//! - [`access_log`]: Combined Log Format, buffered and written by its own thread.
+//! - [`stats`]: counters, CPU/disk sampling from /proc, the JSON load report (`wire::LoadReport`)
+//!   and the Prometheus rendering.
+//! - [`access_log`]: Combined Log Format entries (`wire::clf`), buffered and written by its
+//!   own thread.
 //! - [`config`]: every limit and switch, with safe defaults; [`error`]: [`NodeError`].
 
 pub mod access_log;

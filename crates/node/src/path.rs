@@ -31,15 +31,6 @@ pub enum PathError {
     DotSegment,
 }
 
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
 /// Decode and check `path` (the target without its query).
 pub fn sanitize(path: &str) -> Result<SafePath, PathError> {
     let raw = path.as_bytes();
@@ -47,25 +38,12 @@ pub fn sanitize(path: &str) -> Result<SafePath, PathError> {
         return Err(PathError::NotAbsolute);
     }
     let mut decoded = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        let b = raw[i];
-        if b == b'%' {
-            let (Some(h), Some(l)) =
-                (raw.get(i + 1).copied().and_then(hex), raw.get(i + 2).copied().and_then(hex))
-            else {
-                return Err(PathError::BadEscape);
-            };
-            let v = h << 4 | l;
-            if v == b'/' {
-                return Err(PathError::EncodedSlash);
-            }
-            decoded.push(v);
-            i += 3;
-        } else {
-            decoded.push(b);
-            i += 1;
+    for unit in wire::percent::units(raw) {
+        let unit = unit.map_err(|_| PathError::BadEscape)?;
+        if unit.escaped && unit.byte == b'/' {
+            return Err(PathError::EncodedSlash);
         }
+        decoded.push(unit.byte);
     }
     if decoded.iter().any(|&b| b == 0 || b == b'\\' || b < 0x20 || b == 0x7f) {
         return Err(PathError::ForbiddenByte);

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::error::NodeError;
 use crate::pool::{HelperPool, PoolGone};
 use crate::single_flight::SingleFlight;
-use crate::stats::{Counters, LoadReport, LoadSampler};
+use crate::stats::{Counters, LoadSampler, NodeReport};
 use crate::translate::{Stamp, TranslateOptions, Translation};
 use cache::{ByteCache, Lru};
 use http1::{DateCache, ResponseHead};
@@ -105,22 +105,26 @@ impl NodeState {
         head.header("Date", dates.get(SystemTime::now()).as_bytes());
     }
 
-    pub fn report(&self) -> LoadReport {
+    pub fn report(&self) -> NodeReport {
         let c = &self.counters;
-        let load = self.load.borrow();
+        let sampler = self.load.borrow();
         let bodies = self.bodies.borrow();
-        LoadReport {
+        let load = wire::LoadReport {
             in_flight: c.in_flight.get(),
             open_connections: c.open_connections.get(),
-            cpu_pct: load.cpu_pct,
-            disk_read_bytes_per_sec: load.disk_read_bytes_per_sec,
-            disk_read_bytes: load.disk_read_bytes,
+            cpu_pct: sampler.cpu_pct,
+            disk_read_bytes_per_sec: sampler.disk_read_bytes_per_sec,
+            disk_read_bytes: sampler.disk_read_bytes,
             cache_bytes: bodies.used_bytes(),
             cache_capacity_bytes: bodies.capacity_bytes(),
             hits: c.hits.get(),
             misses: c.misses.get(),
             requests: c.requests.get(),
             helper_queue: (self.disk.pending() + self.cpu.pending()) as u64,
+            disk_pct: None,
+        };
+        NodeReport {
+            load,
             bytes_sent: c.bytes_sent.get(),
             responses_by_class: std::array::from_fn(|i| c.by_class[i].get()),
             header_timeouts: c.header_timeouts.get(),

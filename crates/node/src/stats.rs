@@ -4,6 +4,7 @@
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
+use wire::LoadReport;
 
 /// Counters updated by the event loop (one thread, so plain cells).
 #[derive(Debug, Default)]
@@ -112,44 +113,20 @@ fn read_io_read_bytes() -> Option<u64> {
     io.lines().find_map(|l| l.strip_prefix("read_bytes:")).and_then(|v| v.trim().parse().ok())
 }
 
-/// One snapshot of the node's load, as served at the load and metrics paths.
+/// One snapshot of the node: the load report the router polls (its JSON is the contract
+/// in `wire`) and the counters only the Prometheus rendering shows.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LoadReport {
-    pub in_flight: u64,
-    pub open_connections: u64,
-    pub cpu_pct: f64,
-    pub disk_read_bytes_per_sec: f64,
-    pub disk_read_bytes: u64,
-    pub cache_bytes: u64,
-    pub cache_capacity_bytes: u64,
-    pub hits: u64,
-    pub misses: u64,
-    pub requests: u64,
-    pub helper_queue: u64,
+pub struct NodeReport {
+    pub load: LoadReport,
     pub bytes_sent: u64,
     pub responses_by_class: [u64; 5],
     pub header_timeouts: u64,
 }
 
-impl LoadReport {
+impl NodeReport {
     /// The JSON the router's load monitor polls (flat, numbers only).
     pub fn to_json(&self) -> String {
-        format!(
-            "{{\"in_flight\":{},\"open_connections\":{},\"cpu_pct\":{:.2},\
-             \"disk_read_bytes_per_sec\":{:.0},\"disk_read_bytes\":{},\"cache_bytes\":{},\"cache_capacity_bytes\":{},\
-             \"hits\":{},\"misses\":{},\"requests\":{},\"helper_queue\":{}}}\n",
-            self.in_flight,
-            self.open_connections,
-            self.cpu_pct,
-            self.disk_read_bytes_per_sec,
-            self.disk_read_bytes,
-            self.cache_bytes,
-            self.cache_capacity_bytes,
-            self.hits,
-            self.misses,
-            self.requests,
-            self.helper_queue
-        )
+        self.load.to_json()
     }
 
     /// Prometheus text exposition format 0.0.4.
@@ -161,45 +138,50 @@ impl LoadReport {
                  larder_node_{name} {value}\n"
             ));
         };
-        metric("requests_total", "counter", "Requests answered.", self.requests.to_string());
-        metric("in_flight", "gauge", "Requests being answered.", self.in_flight.to_string());
+        metric("requests_total", "counter", "Requests answered.", self.load.requests.to_string());
+        metric("in_flight", "gauge", "Requests being answered.", self.load.in_flight.to_string());
         metric(
             "open_connections",
             "gauge",
             "Open client connections.",
-            self.open_connections.to_string(),
+            self.load.open_connections.to_string(),
         );
         metric(
             "cpu_percent",
             "gauge",
             "Process CPU, percent of one core.",
-            format!("{:.2}", self.cpu_pct),
+            format!("{:.2}", self.load.cpu_pct),
         );
         metric(
             "disk_read_bytes_per_second",
             "gauge",
             "Bytes read from storage per second.",
-            format!("{:.0}", self.disk_read_bytes_per_sec),
+            format!("{:.0}", self.load.disk_read_bytes_per_sec),
         );
         metric(
             "cache_bytes",
             "gauge",
             "Bytes held in the content cache.",
-            self.cache_bytes.to_string(),
+            self.load.cache_bytes.to_string(),
         );
         metric(
             "cache_capacity_bytes",
             "gauge",
             "Capacity of the content cache.",
-            self.cache_capacity_bytes.to_string(),
+            self.load.cache_capacity_bytes.to_string(),
         );
-        metric("cache_hits_total", "counter", "Content cache hits.", self.hits.to_string());
-        metric("cache_misses_total", "counter", "Content cache misses.", self.misses.to_string());
+        metric("cache_hits_total", "counter", "Content cache hits.", self.load.hits.to_string());
+        metric(
+            "cache_misses_total",
+            "counter",
+            "Content cache misses.",
+            self.load.misses.to_string(),
+        );
         metric(
             "helper_queue",
             "gauge",
             "Jobs queued or running on helper threads.",
-            self.helper_queue.to_string(),
+            self.load.helper_queue.to_string(),
         );
         metric("sent_bytes_total", "counter", "Response bytes sent.", self.bytes_sent.to_string());
         metric(
@@ -233,9 +215,10 @@ mod tests {
 
     #[test]
     fn renders() {
-        let r = LoadReport { requests: 7, hits: 3, cpu_pct: 12.5, ..Default::default() };
-        let j = r.to_json();
-        assert!(j.contains("\"requests\":7") && j.contains("\"cpu_pct\":12.50"), "{j}");
+        let load = LoadReport { requests: 7, hits: 3, cpu_pct: 12.5, ..Default::default() };
+        let r = NodeReport { load, ..Default::default() };
+        let j: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!((j["requests"].as_u64(), j["cpu_pct"].as_f64()), (Some(7), Some(12.5)), "{j}");
         let p = r.to_prometheus();
         assert!(p.contains("larder_node_requests_total 7\n"), "{p}");
         assert!(p.contains("larder_node_responses_total{class=\"2xx\"} 0\n"));

@@ -2,7 +2,8 @@
 //!
 //! HACC kept dynamic content (Domino views, CGI) off the nodes serving static files, so a
 //! CPU-bound request never evicts static data from a memory it has no use for. Each pool
-//! runs its own inner policy (built by [`crate::build`] with the same parameters but the
+//! runs its own inner policy (built by the function it is given, [`crate::build`] in
+//! practice, with the same parameters but the
 //! pool's inner kind) and hears of membership filtered to its nodes; node ids stay
 //! global, so the one [`LoadView`] serves every pool unchanged.
 //!
@@ -21,11 +22,8 @@
 //! `spec.table_cap` is split between the pools, so the sum of their tables stays within
 //! it; the cap must therefore be at least the number of pools.
 
-use crate::spec::ClassPool;
-use crate::{
-    ClassId, LoadView, Nanos, NodeId, NodeState, Outcome, Policy, PolicyKind, PolicySpec,
-    PolicyStats, SpecError, Target,
-};
+use crate::spec::{ClassPool, PolicyKind, PolicySpec, SpecError};
+use crate::{ClassId, LoadView, Nanos, NodeId, NodeState, Outcome, Policy, PolicyStats, Target};
 
 /// The inner policy of the rest pool and of the default pools.
 pub const DEFAULT_INNER: PolicyKind = PolicyKind::Lard;
@@ -60,7 +58,13 @@ pub struct Class {
 }
 
 impl Class {
-    pub fn from_spec(spec: &PolicySpec) -> Result<Self, SpecError> {
+    /// The policy `spec` describes, its pools' inner policies made by `build` (the crate's
+    /// [`crate::build`], passed in so this file and the one that builds every policy do
+    /// not import each other).
+    pub fn from_spec(
+        spec: &PolicySpec,
+        build: fn(&PolicySpec) -> Result<Box<dyn Policy>, SpecError>,
+    ) -> Result<Self, SpecError> {
         let mut members: Vec<(Members, PolicyKind)> = if spec.classes.is_empty() {
             vec![(Members::LastQuarter, DEFAULT_INNER)]
         } else {
@@ -88,7 +92,7 @@ impl Class {
                 inner.kind = kind;
                 inner.classes = Vec::new();
                 inner.table_cap = spec.table_cap / count + usize::from(i < spec.table_cap % count);
-                Ok(Pool { members, holds: Vec::new(), policy: crate::build(&inner)? })
+                Ok(Pool { members, holds: Vec::new(), policy: build(&inner)? })
             })
             .collect::<Result<_, SpecError>>()?;
         Ok(Class { pools, route, default_pools: spec.classes.is_empty() })
@@ -162,93 +166,5 @@ impl Policy for Class {
 
     fn placement(&self, target: &Target) -> Vec<NodeId> {
         self.pools[self.pool_of(target.class)].policy.placement(target)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::TargetKey;
-
-    fn of_class(key: u64, class: u8) -> Target {
-        Target { key: TargetKey(key), tree: TargetKey(key), class: ClassId(class) }
-    }
-
-    fn picks(p: &mut Class, class: u8, n: usize) -> Vec<u32> {
-        let v = LoadView::new(n);
-        let mut nodes: Vec<u32> =
-            (0..40).map(|k| p.pick(&of_class(k, class), &v, 0).unwrap().0).collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        nodes
-    }
-
-    #[test]
-    fn configured_pools_keep_their_classes() {
-        let mut spec = PolicySpec::new(PolicyKind::Class);
-        spec.classes = vec![
-            ClassPool {
-                class: ClassId(2),
-                nodes: vec![NodeId(0), NodeId(1)],
-                inner: PolicyKind::Lard,
-            },
-            ClassPool { class: ClassId(3), nodes: vec![NodeId(2)], inner: PolicyKind::LardR },
-        ];
-        let mut p = Class::from_spec(&spec).unwrap();
-        p.membership(&NodeState::uniform(5), 0);
-        assert_eq!(picks(&mut p, 2, 5), vec![0, 1]);
-        assert_eq!(picks(&mut p, 3, 5), vec![2]);
-        assert_eq!(picks(&mut p, 0, 5), vec![3, 4], "classes without a pool use the rest");
-        assert_eq!(picks(&mut p, 9, 5), vec![3, 4]);
-        assert_eq!(p.stats().table_entries, 120);
-        let fresh = of_class(1000, 3);
-        assert_eq!(p.pick(&fresh, &LoadView::new(5), 0), Some(NodeId(2)));
-        assert_eq!(p.placement(&fresh), vec![NodeId(2)]);
-    }
-
-    #[test]
-    fn default_pools_give_a_quarter_to_dynamic_content() {
-        let mut p = Class::from_spec(&PolicySpec::new(PolicyKind::Class)).unwrap();
-        p.membership(&NodeState::uniform(6), 0);
-        assert_eq!(picks(&mut p, 1, 6), vec![4, 5]);
-        assert_eq!(picks(&mut p, 0, 6), vec![0, 1, 2, 3]);
-        p.membership(&NodeState::uniform(1), 0);
-        assert_eq!(picks(&mut p, 0, 1), vec![0], "an empty rest means every node");
-        assert_eq!(picks(&mut p, 1, 1), vec![0]);
-    }
-
-    #[test]
-    fn a_pool_with_no_node_up_refuses_and_a_node_coming_back_takes_work_again() {
-        let mut spec = PolicySpec::new(PolicyKind::Class);
-        spec.classes =
-            vec![ClassPool { class: ClassId(1), nodes: vec![NodeId(0)], inner: PolicyKind::Lard }];
-        let mut p = Class::from_spec(&spec).unwrap();
-        let mut nodes = NodeState::uniform(3);
-        p.membership(&nodes, 0);
-        assert_eq!(picks(&mut p, 1, 3), vec![0]);
-        nodes[0].up = false;
-        p.membership(&nodes, 1);
-        let v = LoadView::new(3);
-        assert_eq!(p.pick(&of_class(0, 1), &v, 1), None, "no spilling onto other pools");
-        assert_eq!(p.stats().table_entries, 0, "the down node's targets are dropped");
-        assert_eq!(picks(&mut p, 0, 3), vec![1, 2]);
-        nodes[0].up = true;
-        p.membership(&nodes, 2);
-        assert_eq!(picks(&mut p, 1, 3), vec![0]);
-        p.membership(&nodes[..1], 3);
-        assert_eq!(p.pick(&of_class(0, 0), &v, 3), None, "configured pools cover every node");
-    }
-
-    #[test]
-    fn the_pools_tables_share_the_cap() {
-        let mut spec = PolicySpec::new(PolicyKind::Class);
-        spec.table_cap = 5;
-        let mut p = Class::from_spec(&spec).unwrap();
-        p.membership(&NodeState::uniform(4), 0);
-        picks(&mut p, 0, 4);
-        picks(&mut p, 1, 4);
-        assert_eq!(p.stats().table_entries, 5);
-        spec.table_cap = 1;
-        assert!(matches!(Class::from_spec(&spec), Err(SpecError::Invalid(_))));
     }
 }

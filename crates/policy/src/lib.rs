@@ -8,10 +8,11 @@
 //! - [`node`]: node identity ([`NodeId`]) and membership ([`NodeState`]).
 //! - [`target`]: [`Target`] (normalised key, tree prefix, content class).
 //! - [`mapper`]: URL → [`Target`] by a strict, documented rule ([`TargetMapper`]), with
-//!   [`percent`] (decoding and canonical spelling) and [`stable_hash`] (FNV-1a, mix64).
+//!   [`percent`] (canonical spelling; decoding is `wire::percent`) and [`stable_hash`] (FNV-1a, mix64).
 //! - [`load`]: the [`LoadView`] a policy sees, one load number per node from a weighted formula.
 //! - [`policy`]: the [`Policy`] trait, the seam between mechanism and policy.
-//! - [`spec`]: [`PolicySpec`], a policy's name and parameters, and [`build`] to make one.
+//! - [`spec`]: [`PolicySpec`], a policy's name and parameters; [`build`](mod@build): the one
+//!   place that makes a policy from one (it knows every policy; none knows it).
 //! - one file per policy: [`rr`], [`wrr`], [`least`], [`hash`], [`bounded`], [`lard`],
 //!   [`lard_r`], [`hacc`], [`class`].
 //! - [`ring`]: the consistent-hash ring shared by [`hash`] and [`bounded`].
@@ -21,6 +22,7 @@
 //!   per-target node set.
 
 pub mod bounded;
+pub mod build;
 pub mod class;
 pub mod hacc;
 pub mod hash;
@@ -42,11 +44,12 @@ pub mod table;
 pub mod target;
 pub mod wrr;
 
+pub use build::build;
 pub use load::{LoadView, LoadWeights, NodeLoad};
 pub use mapper::{Mapped, MapperConfig, TargetError, TargetMapper};
 pub use node::{NodeId, NodeState};
 pub use policy::{Outcome, Policy, PolicyStats};
-pub use spec::{build, PolicyKind, PolicySpec, SpecError};
+pub use spec::{PolicyKind, PolicySpec, SpecError};
 pub use target::{ClassId, Target, TargetKey};
 
 /// Nanoseconds since an origin the caller chooses; the policy never reads a clock.

@@ -22,7 +22,7 @@
 //!    spelled with a trailing `/` (`/a/b/c.html` at depth 1 is tree `/a/`; `/x.html` is
 //!    tree `/`). The class comes from the first matching [`ClassRule`], else class 0.
 
-use crate::percent::{decode_segment, encode_segment, is_literal};
+use crate::percent::{encode_segment, is_literal};
 use crate::stable_hash::Fnv1a;
 use crate::{ClassId, Target, TargetKey};
 
@@ -292,6 +292,20 @@ fn normalise(raw: &[u8], at: usize, text: &mut String) -> Result<(), TargetError
     Ok(())
 }
 
+/// Decode one raw segment (`raw` starts at byte `at` of the request target) into `out`.
+/// Rejects malformed escapes and an encoded NUL; the caller checks UTF-8.
+fn decode_segment(raw: &[u8], at: usize, out: &mut Vec<u8>) -> Result<(), TargetError> {
+    out.clear();
+    for unit in wire::percent::units(raw) {
+        let unit = unit.map_err(|e| TargetError::BadEscape { at: at + e.at })?;
+        if unit.escaped && unit.byte == 0 {
+            return Err(TargetError::EncodedNul { at: at + unit.at });
+        }
+        out.push(unit.byte);
+    }
+    Ok(())
+}
+
 /// Segment ends held inline: paths with more segments than this spill to the heap, all
 /// others are indexed without allocating.
 const INLINE_SEGMENTS: usize = 16;
@@ -416,6 +430,18 @@ impl Matcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segments_refuse_malformed_escapes_and_nul() {
+        let decode = |raw: &str| decode_segment(raw.as_bytes(), 0, &mut Vec::new());
+        assert_eq!(decode("a%"), Err(TargetError::BadEscape { at: 1 }));
+        assert_eq!(decode("a%4"), Err(TargetError::BadEscape { at: 1 }));
+        assert_eq!(decode("%zz"), Err(TargetError::BadEscape { at: 0 }));
+        assert_eq!(decode("ab%00"), Err(TargetError::EncodedNul { at: 2 }));
+        let mut out = Vec::new();
+        decode_segment(b"x%61", 7, &mut out).unwrap();
+        assert_eq!(out, b"xa");
+    }
     use proptest::prelude::*;
 
     fn map(uri: &str) -> Mapped {

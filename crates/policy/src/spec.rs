@@ -1,8 +1,9 @@
-//! A policy's name and parameters, and the one place that turns them into a [`Policy`].
+//! A policy's name and parameters ([`PolicySpec`]); [`crate::build`] turns one into a
+//! policy.
 
 use std::str::FromStr;
 
-use crate::{ClassId, Nanos, NodeId, Policy, SECOND};
+use crate::{ClassId, Nanos, NodeId, SECOND};
 
 /// Every policy larder ships.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -152,20 +153,4 @@ pub enum SpecError {
     UnknownPolicy(String),
     #[error("invalid policy parameters: {0}")]
     Invalid(String),
-}
-
-/// Make the policy a spec describes. Call [`Policy::membership`] before the first pick.
-pub fn build(spec: &PolicySpec) -> Result<Box<dyn Policy>, SpecError> {
-    spec.validate()?;
-    Ok(match spec.kind {
-        PolicyKind::Rr => Box::new(crate::rr::RoundRobin::from_spec(spec)),
-        PolicyKind::Wrr => Box::new(crate::wrr::WeightedRoundRobin::from_spec(spec)),
-        PolicyKind::Least => Box::new(crate::least::LeastLoaded::from_spec(spec)),
-        PolicyKind::Hash => Box::new(crate::hash::ConsistentHash::from_spec(spec)),
-        PolicyKind::Bounded => Box::new(crate::bounded::BoundedLoadHash::from_spec(spec)),
-        PolicyKind::Lard => Box::new(crate::lard::Lard::from_spec(spec)),
-        PolicyKind::LardR => Box::new(crate::lard_r::LardR::from_spec(spec)),
-        PolicyKind::Hacc => Box::new(crate::hacc::Hacc::from_spec(spec)),
-        PolicyKind::Class => Box::new(crate::class::Class::from_spec(spec)?),
-    })
 }

@@ -3,13 +3,7 @@
 
 use std::fmt::Display;
 
-/// Write one event line: `{"level":…,"msg":…,<fields>}`.
+/// Write one event line: `{"level":…,"msg":…,<fields>}` (the format is `wire::event`'s).
 pub(crate) fn event(level: &str, msg: &str, fields: &[(&str, &dyn Display)]) {
-    let mut obj = serde_json::Map::new();
-    obj.insert("level".into(), level.into());
-    obj.insert("msg".into(), msg.into());
-    for (k, v) in fields {
-        obj.insert((*k).into(), v.to_string().into());
-    }
-    eprintln!("{}", serde_json::Value::Object(obj));
+    eprintln!("{}", wire::event::line(level, msg, fields));
 }

@@ -46,19 +46,13 @@ pub(crate) async fn run(cluster: Arc<Cluster>) {
     }
 }
 
-/// `{"cpu_pct": 12.5, "disk_pct": 3.0, …}`; other fields ignored. Without `disk_pct`,
+/// CPU and disk utilisation, in percent, of a node's load report ([`wire::LoadReport`]:
+/// `{"cpu_pct": 12.5, "disk_pct": 3.0, …}`, other fields ignored). Without `disk_pct`,
 /// larder node's `disk_read_bytes_per_sec` is turned into a percentage of
 /// `disk_full_bytes_per_sec` (the rate that counts as a saturated disk).
 pub(crate) fn parse_report(body: &[u8], disk_full_bytes_per_sec: f64) -> Option<(f64, f64)> {
-    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let field = |name: &str| v.get(name).and_then(|x| x.as_f64());
-    let cpu = field("cpu_pct").unwrap_or(0.0);
-    let disk = field("disk_pct")
-        .or_else(|| {
-            let rate = field("disk_read_bytes_per_sec")?;
-            (disk_full_bytes_per_sec > 0.0).then(|| 100.0 * rate / disk_full_bytes_per_sec)
-        })
-        .unwrap_or(0.0);
+    let report = wire::LoadReport::parse(body).ok()?;
+    let (cpu, disk) = (report.cpu_pct, report.disk_pct(disk_full_bytes_per_sec));
     (cpu.is_finite() && disk.is_finite()).then_some((cpu.max(0.0), disk.max(0.0)))
 }
 

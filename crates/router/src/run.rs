@@ -51,7 +51,7 @@ where
             signals(SignalKind::interrupt())?,
         );
         let listen = listener.local_addr().map_err(|e| RouterError::io("listener", e))?;
-        event("info", "listening", &[("addr", &listen), ("threads", &threads)]);
+        eprintln!("{}", wire::RouterReady { addr: listen, threads });
         let router = Router::new(config)?;
         let handle = router.handle();
         tokio::spawn(async move {

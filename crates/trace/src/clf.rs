@@ -8,7 +8,6 @@
 //! lose the line; a missing protocol (`"GET /x"`, HTTP/0.9 style) is accepted; referer
 //! and user agent are optional and their damage never costs the request.
 
-use crate::clftime;
 use crate::error::TraceError;
 use crate::skip::SkipReason;
 use crate::workload::Workload;
@@ -17,6 +16,8 @@ use flate2::Compression;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use wire::clf::{Entry, Host, Request};
+use wire::clf_time;
 
 /// One parsed log line, borrowing from the line's bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,7 +110,7 @@ pub fn parse_line(line: &[u8]) -> Result<LogLine<'_>, SkipReason> {
     let open =
         b[host_end..].iter().position(|&c| c == b'[').ok_or(SkipReason::Timestamp)? + host_end;
     let close = b[open..].iter().position(|&c| c == b']').ok_or(SkipReason::Timestamp)? + open;
-    let time_ms = clftime::parse(&b[open + 1..close]).ok_or(SkipReason::Timestamp)?;
+    let time_ms = clf_time::parse(&b[open + 1..close]).ok_or(SkipReason::Timestamp)?;
 
     let req_open = skip_spaces(b, close + 1);
     if b.get(req_open) != Some(&b'"') {
@@ -185,19 +186,26 @@ pub fn write<W: Write>(workload: &Workload, out: W, base_epoch_ms: i64) -> Resul
         return Err(TraceError::Target { target: t.path.clone(), reason: why.to_string() });
     }
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-    let mut stamp = (i64::MIN, String::new());
     let mut host = (u32::MAX, String::new());
+    let mut line = Vec::with_capacity(256);
     for r in &workload.requests {
         let t = &workload.targets[r.target as usize];
         let ms = base_epoch_ms.saturating_add_unsigned(r.time_ms);
-        if ms.div_euclid(1000) != stamp.0 {
-            stamp = (ms.div_euclid(1000), clftime::format(ms));
-        }
         if r.client != host.0 || host.1.is_empty() {
             host = (r.client, client_host(r.client));
         }
-        writeln!(out, "{} - - [{}] \"GET {} HTTP/1.0\" 200 {}", host.1, stamp.1, t.path, t.size)
-            .map_err(werr)?;
+        line.clear();
+        Entry {
+            host: Host::Name(&host.1),
+            unix_secs: ms.div_euclid(1000),
+            request: Request::Parts { method: "GET", target: &t.path, minor: 0 },
+            status: 200,
+            bytes: Some(t.size),
+            combined: None,
+        }
+        .write(&mut line);
+        line.push(b'\n');
+        out.write_all(&line).map_err(werr)?;
     }
     out.flush().map_err(werr)
 }
@@ -353,7 +361,7 @@ mod tests {
         ) {
             let mut line = format!(
                 "{host} - - [{}] \"{method} {target}{}\" {status} {}",
-                clftime::format(secs * 1000),
+                clf_time::format_ms(secs * 1000),
                 proto.as_ref().map(|p| format!(" {p}")).unwrap_or_default(),
                 bytes.map(|b| b.to_string()).unwrap_or_else(|| "-".into()),
             );

@@ -55,38 +55,24 @@ fn encode_segment(segment: &[u8], out: &mut String) {
         if is_safe(c) && !dots_only {
             out.push(c as char);
         } else {
-            out.push_str(&format!("%{c:02X}"));
+            wire::percent::push_escaped(c, out);
         }
-    }
-}
-
-fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
     }
 }
 
 /// Inverse of `encode_segment` for well-formed names (`None` for a bad `%` escape or an
-/// unsafe byte); [`target_of`] then checks the name is the one encoding produces.
+/// unsafe byte); [`target_of`] then checks the name is the one encoding produces (which
+/// also refuses lower-case hex: encoding writes upper case).
 fn decode_segment(name: &str, out: &mut Vec<u8>) -> Option<()> {
     if name == EMPTY_SEGMENT {
         return Some(());
     }
-    let b = name.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let (hi, lo) = (hex(*b.get(i + 1)?)?, hex(*b.get(i + 2)?)?);
-            out.push(hi << 4 | lo);
-            i += 3;
-        } else if is_safe(b[i]) {
-            out.push(b[i]);
-            i += 1;
-        } else {
+    for unit in wire::percent::units(name.as_bytes()) {
+        let unit = unit.ok()?;
+        if !unit.escaped && !is_safe(unit.byte) {
             return None;
         }
+        out.push(unit.byte);
     }
     Some(())
 }

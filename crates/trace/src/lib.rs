@@ -7,8 +7,8 @@
 //! Map of the crate:
 //! - `workload.rs`: [`Workload`], [`TargetInfo`], [`WorkRequest`].
 //! - `clf.rs`: one Common/Combined Log Format line parsed from bytes ([`parse_line`]);
-//!   a workload written as a log ([`write_log`]).
-//! - `clftime.rs`: the CLF timestamp to and from epoch milliseconds.
+//!   a workload written as a log ([`write_log`]). The entry format and its timestamp
+//!   belong to `wire` (`wire::clf`, `wire::clf_time`), shared with the access logs.
 //! - `reader.rs`: open plain or gzip logs (by magic bytes), bounded line reading.
 //! - `skip.rs`: [`SkipReason`], why a line did not become a request.
 //! - `load.rs`: [`load_workload`] / [`load_reader`] with [`LoadOptions`] → [`LoadReport`].
@@ -21,7 +21,6 @@
 //! - `error.rs`: [`TraceError`].
 
 pub mod clf;
-pub mod clftime;
 pub mod docroot;
 mod error;
 pub mod load;

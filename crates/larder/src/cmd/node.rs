@@ -162,13 +162,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let listener = std::net::TcpListener::bind(args.listen)
         .with_context(|| format!("binding {}", args.listen))?;
-    eprintln!(
-        "larder node: serving {} on http://{} (cache {} MiB{})",
-        args.docroot.display(),
-        listener.local_addr()?,
-        args.cache_mb,
-        if args.direct_io { ", direct I/O" } else { "" }
-    );
+    let ready = wire::NodeReady {
+        docroot: args.docroot.clone(),
+        addr: listener.local_addr()?,
+        cache_mib: args.cache_mb,
+        direct_io: args.direct_io,
+    };
+    eprintln!("{ready}");
     node::serve(listener, cfg, node::termination_signal())?;
     Ok(())
 }

@@ -1,0 +1,32 @@
+//! The contracts between larder's processes, written in one place and parsed in the same
+//! place, so a writer and its readers cannot drift apart.
+//!
+//! Pure: no I/O, no clock, no async. Every function takes what it needs (times as Unix
+//! seconds or milliseconds) and writes into buffers the caller owns and reuses.
+//!
+//! Map of the crate:
+//! - [`load_report`]: [`LoadReport`], the JSON a node serves at its load path and the
+//!   router's load monitor and the experiment runner read.
+//! - [`ready`]: the "ready, listening on …" lines a node ([`NodeReady`]) and a router
+//!   ([`RouterReady`]) print once bound, formatted and parsed by the same type.
+//! - [`event`]: the one-JSON-object-per-line event format of the router's log.
+//! - [`clf`]: one Common/Combined Log Format entry ([`clf::Entry`]), written by node,
+//!   router and the synthetic log writer.
+//! - [`clf_time`]: the CLF timestamp `29/Aug/1995:23:53:25 -0400`, written and parsed.
+//! - [`percent`]: hex digits and `%XX` escapes, decoded and written.
+//! - [`civil`]: calendar arithmetic (days ⇄ year, month, day), shared by HTTP dates and
+//!   log timestamps.
+
+#![forbid(unsafe_code)]
+
+pub mod civil;
+pub mod clf;
+pub mod clf_time;
+pub mod event;
+pub mod load_report;
+pub mod percent;
+pub mod ready;
+
+pub use civil::CivilTime;
+pub use load_report::LoadReport;
+pub use ready::{NodeReady, RouterReady};

@@ -1,0 +1,110 @@
+//! The load report: the JSON a node serves at its load path (`/.larder/load`), polled by
+//! the router's load monitor (HACC's 200 ms poll) and read by the experiment runner.
+//!
+//! Flat, numbers only. Every field defaults when missing, so reports from other servers
+//! carrying only `cpu_pct` and `disk_pct` (percent of a saturated disk) read too; larder's
+//! node reports its disk as `disk_read_bytes_per_sec` instead, which
+//! [`LoadReport::disk_pct`] turns into a percentage.
+
+use serde::{Deserialize, Serialize, Serializer};
+
+/// One snapshot of a node's load.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadReport {
+    /// Requests being answered, the report request itself included.
+    pub in_flight: u64,
+    pub open_connections: u64,
+    /// Process CPU in percent of one core (may exceed 100 with helper threads).
+    #[serde(serialize_with = "two_decimals")]
+    pub cpu_pct: f64,
+    #[serde(serialize_with = "whole")]
+    pub disk_read_bytes_per_sec: f64,
+    /// Bytes read from storage so far (page-cache hits do not count).
+    pub disk_read_bytes: u64,
+    pub cache_bytes: u64,
+    pub cache_capacity_bytes: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub requests: u64,
+    /// Jobs queued or running on helper threads.
+    pub helper_queue: u64,
+    /// Disk utilisation in percent, as other servers may report it (larder's node does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_pct: Option<f64>,
+}
+
+/// Rates are estimates: two decimals are all the precision they have. A non-finite
+/// value (never expected) is written as 0 so the report stays valid JSON for every reader.
+fn rounded<S: Serializer>(v: f64, scale: f64, s: S) -> Result<S::Ok, S::Error> {
+    let v = if v.is_finite() { (v * scale).round() / scale } else { 0.0 };
+    s.serialize_f64(v)
+}
+
+fn two_decimals<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    rounded(*v, 100.0, s)
+}
+
+fn whole<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    rounded(*v, 1.0, s)
+}
+
+impl LoadReport {
+    /// The report as served: one JSON object and a newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string());
+        s.push('\n');
+        s
+    }
+
+    /// Read a report body; fields it lacks are 0.
+    pub fn parse(body: &[u8]) -> Result<LoadReport, serde_json::Error> {
+        serde_json::from_slice(body)
+    }
+
+    /// Disk utilisation in percent: `disk_pct` when the server reports it, otherwise the
+    /// read rate as a share of `disk_full_bytes_per_sec` (the rate that counts as a
+    /// saturated disk; 0 when that is not positive).
+    pub fn disk_pct(&self, disk_full_bytes_per_sec: f64) -> f64 {
+        match self.disk_pct {
+            Some(pct) => pct,
+            None if disk_full_bytes_per_sec > 0.0 => {
+                100.0 * self.disk_read_bytes_per_sec / disk_full_bytes_per_sec
+            }
+            None => 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_with_sensible_numbers() {
+        let r = LoadReport {
+            requests: 7,
+            cpu_pct: 12.5,
+            disk_read_bytes_per_sec: 1234.6,
+            ..Default::default()
+        };
+        let j = r.to_json();
+        assert!(j.ends_with("}\n") && !j.contains("disk_pct"), "{j}");
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!((v["requests"].as_u64(), v["cpu_pct"].as_f64()), (Some(7), Some(12.5)));
+        assert_eq!(v["disk_read_bytes_per_sec"].as_f64(), Some(1235.0));
+        let third = LoadReport { cpu_pct: 100.0 / 3.0, ..Default::default() }.to_json();
+        assert!(third.contains("\"cpu_pct\":33.33,"), "{third}");
+        assert_eq!(LoadReport::parse(j.as_bytes()).unwrap().requests, 7);
+    }
+
+    #[test]
+    fn foreign_reports_read_with_defaults() {
+        let r = LoadReport::parse(br#"{"cpu_pct": 40, "disk_pct": 2.5, "other": "x"}"#).unwrap();
+        assert_eq!((r.cpu_pct, r.disk_pct(1e8), r.requests), (40.0, 2.5, 0));
+        let node =
+            LoadReport::parse(br#"{"cpu_pct":10.00,"disk_read_bytes_per_sec":5e7}"#).unwrap();
+        assert_eq!((node.disk_pct(1e8), node.disk_pct(0.0)), (50.0, 0.0));
+        assert!(LoadReport::parse(b"not json").is_err());
+    }
+}
