@@ -3,8 +3,9 @@
 
 use std::fmt::Display;
 
-/// Write one event line: `{"level":…,"msg":…,<fields>}`.
-pub(crate) fn event(level: &str, msg: &str, fields: &[(&str, &dyn Display)]) {
+/// Write one event line: `{"level":…,"msg":…,<fields>}`. Public so the process around
+/// the router (the CLI's signals and listeners) logs in the same shape.
+pub fn event(level: &str, msg: &str, fields: &[(&str, &dyn Display)]) {
     let mut obj = serde_json::Map::new();
     obj.insert("level".into(), level.into());
     obj.insert("msg".into(), msg.into());
