@@ -3,10 +3,10 @@
 
 use crate::access_log::LogEntry;
 use crate::disk;
-use crate::respond::{error, respond, FileStream, Reply, ReplyCtx};
+use crate::reply::{error, FileStream, Reply, ReplyCtx};
+use crate::respond::respond;
 use crate::socket::{read_some, write_head_and_body};
 use crate::state::NodeState;
-use crate::static_file::read_miss;
 use crate::stats::Counters;
 use http1::framing::request_framing;
 use http1::{parse_head, BodyFraming, ChunkEvent, ChunkLimits, ChunkedDecoder, FramingError};
@@ -350,7 +350,7 @@ impl Conn {
                 let data = self
                     .node
                     .disk
-                    .run(move || read_miss(&meta, direct_io, at, chunk))
+                    .run(move || disk::read_miss(&meta, direct_io, at, chunk))
                     .await
                     .map_err(|e| io::Error::other(e.to_string()))??;
                 timeout_at(deadline, self.stream.write_all(&data))

@@ -4,6 +4,8 @@
 //!   to decide whether data is in memory (the OS page cache) before touching it.
 //! - [`read_at`], [`read_direct`] and [`read_uncached`] may block: only helper threads
 //!   call them.
+//! - [`read_miss`] is the one read of bytes the node's own cache does not hold, choosing
+//!   among those three by `--direct-io` (helpers only).
 //! - [`sendfile`] sends file bytes straight from the page cache to a socket; the loop only
 //!   calls it for ranges [`resident`] said are in memory.
 
@@ -11,6 +13,8 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::FileExt;
+
+use crate::translate::FileMeta;
 
 /// O_DIRECT transfers must be aligned to the logical block size; 4 KiB covers every
 /// device this runs on (512-byte and 4K-native alike).
@@ -148,6 +152,16 @@ pub fn sendfile(sock: RawFd, file: &File, off: &mut u64, count: usize) -> io::Re
     }
     *off = o as u64;
     Ok(n as usize)
+}
+
+/// Read bytes the node's own cache does not hold (helpers only: this blocks). With
+/// `--direct-io` the page cache is bypassed, or emptied afterwards where O_DIRECT is refused.
+pub fn read_miss(meta: &FileMeta, direct_io: bool, off: u64, len: usize) -> io::Result<Vec<u8>> {
+    match (&meta.direct, direct_io) {
+        (Some(direct), _) => read_direct(direct, off, len),
+        (None, true) => read_uncached(&meta.file, off, len),
+        (None, false) => read_at(&meta.file, off, len),
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! a miss, then the document cut out of it.
 
 use crate::dynamic::{compute_view, render_document, AppPath, DynamicConfig};
-use crate::respond::{error, simple, Reply, ReplyCtx};
+use crate::reply::{error, simple, Reply, ReplyCtx};
 use crate::state::{BodyKey, CachedBody, NodeState};
 use http1::Status;
 use std::rc::Rc;

@@ -3,24 +3,28 @@
 //! for path translation, response headers and file data).
 //!
 //! Map of the crate:
-//! - [`serve`] (`server.rs`): the accept loop, connection slots, graceful shutdown.
+//! - [`serve`] (`server.rs`): the accept loop, connection slots, graceful shutdown. It
+//!   takes a bound listener and a shutdown future: the process around it (open-file
+//!   limit, signals) is the caller's.
 //! - `connection.rs`: one connection: pipelined requests in order, bodies skipped within
 //!   limits, header/idle/send timeouts, large bodies streamed (sendfile or helpers).
 //! - `respond.rs`: one request → one response: methods, report paths, dynamic route,
 //!   static files; `static_file.rs` and `dynamic_route.rs` do the last two.
+//! - `reply.rs`: what every answer is made of (`Reply`, `ReplyCtx`, bodies sent after the
+//!   head) and the head, small-response and error-page writers; a leaf the above share.
 //! - [`state`]: what the loop owns: caches (`cache::Lru`), helper pools, counters.
 //! - [`translate`]: path translation (canonicalize, stay in the root, stat, open) and the
 //!   pre-rendered header lines; [`path`]: URL path → safe relative path.
-//! - [`disk`]: preadv2 RWF_NOWAIT, mincore residency, O_DIRECT reads, sendfile.
+//! - [`disk`]: preadv2 RWF_NOWAIT, mincore residency, O_DIRECT reads, the cache-miss
+//!   read, sendfile.
 //! - `socket.rs`: reads that leave a drained socket not-ready, head + cached body in one
 //!   `writev` with a timer only when the client is slow.
 //! - [`pool`]: the helper threads; [`buffers`]: recycled I/O buffers;
 //!   [`single_flight`]: one computation per key when many requests miss at once.
-//! - [`process`]: open-file limit and termination signals for the CLI.
 //! - [`conditional`], [`range`], [`content_type`]: HTTP semantics of static files.
 //! - [`dynamic`]: the Domino-like synthetic dynamic content (pure functions).
-//! - [`stats`]: counters, CPU/disk sampling from /proc, the JSON load report (`wire::LoadReport`)
-//!   and the Prometheus rendering.
+//! - [`stats`]: counters, CPU/disk sampling from /proc (and the gap between samples), the
+//!   JSON load report (`wire::LoadReport`) and the Prometheus rendering.
 //! - [`access_log`]: Combined Log Format entries (`wire::clf`), buffered and written by its
 //!   own thread.
 //! - [`config`]: every limit and switch, with safe defaults; [`error`]: [`NodeError`].
@@ -37,8 +41,8 @@ mod dynamic_route;
 pub mod error;
 pub mod path;
 pub mod pool;
-pub mod process;
 pub mod range;
+mod reply;
 mod respond;
 mod server;
 pub mod single_flight;
@@ -52,5 +56,4 @@ pub use config::{Config, ConfigError};
 pub use dynamic::DynamicConfig;
 pub use error::NodeError;
 pub use http1::Limits;
-pub use process::{raise_open_file_limit, termination_signal};
 pub use server::serve;

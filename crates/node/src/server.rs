@@ -5,6 +5,7 @@ use crate::config::Config;
 use crate::connection::serve_connection;
 use crate::error::NodeError;
 use crate::state::NodeState;
+use crate::stats::SAMPLE_GAP;
 use std::future::Future;
 use std::os::fd::AsRawFd;
 use std::rc::Rc;
@@ -13,8 +14,6 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
-/// Load samples closer together than this are not taken (CPU ticks are 10 ms coarse).
-pub const SAMPLE_GAP: Duration = Duration::from_millis(100);
 /// How often load is sampled and the access log flushed in the background.
 const TICK: Duration = Duration::from_millis(250);
 

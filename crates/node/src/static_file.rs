@@ -7,7 +7,7 @@ use crate::disk;
 use crate::path::SafePath;
 use crate::pool::PoolGone;
 use crate::range::{parse_range, RangeRequest};
-use crate::respond::{begin, error, FileStream, Reply, ReplyCtx, SharedBody};
+use crate::reply::{begin, error, FileStream, Reply, ReplyCtx, SharedBody};
 use crate::state::{BodyKey, CachedBody, NodeState, PathEntry};
 use crate::translate::{translate, FileMeta, Translation};
 use cache::ByteCache;
@@ -160,7 +160,7 @@ async fn body_bytes(node: &NodeState, key: &str, meta: &Arc<FileMeta>) -> io::Re
         None => {
             let (m, direct_io) = (Arc::clone(meta), node.config.direct_io);
             node.disk
-                .run(move || read_miss(&m, direct_io, 0, len))
+                .run(move || disk::read_miss(&m, direct_io, 0, len))
                 .await
                 .map_err(|e| io::Error::other(e.to_string()))??
         }
@@ -168,14 +168,4 @@ async fn body_bytes(node: &NodeState, key: &str, meta: &Arc<FileMeta>) -> io::Re
     let bytes: Arc<[u8]> = data.into();
     node.store_body(bkey, CachedBody { stamp: Some(meta.stamp), bytes: Arc::clone(&bytes) });
     Ok(bytes)
-}
-
-/// Read bytes the node's own cache does not hold (helpers only: this blocks). With
-/// `--direct-io` the page cache is bypassed, or emptied afterwards where O_DIRECT is refused.
-pub fn read_miss(meta: &FileMeta, direct_io: bool, off: u64, len: usize) -> io::Result<Vec<u8>> {
-    match (&meta.direct, direct_io) {
-        (Some(direct), _) => disk::read_direct(direct, off, len),
-        (None, true) => disk::read_uncached(&meta.file, off, len),
-        (None, false) => disk::read_at(&meta.file, off, len),
-    }
 }

@@ -6,6 +6,9 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 use wire::LoadReport;
 
+/// Load samples closer together than this are not taken (CPU ticks are 10 ms coarse).
+pub const SAMPLE_GAP: Duration = Duration::from_millis(100);
+
 /// Counters updated by the event loop (one thread, so plain cells).
 #[derive(Debug, Default)]
 pub struct Counters {

@@ -92,8 +92,11 @@ async fn reply(
 /// policy: table size, reassignments, replications.
 pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
     let upstreams = cluster.upstreams();
+    let (hot, hot_tracked) = {
+        let hot = cluster.hot();
+        (hot.top(usize::MAX), hot.len())
+    };
     let p = cluster.placement();
-    let hot = p.hot.top(usize::MAX);
     let policy_stats = p.policy.stats();
     let nodes: Vec<_> = p
         .nodes
@@ -109,16 +112,16 @@ pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
                 "name": &*n.name,
                 "addr": n.addr.to_string(),
                 "configured": n.configured,
-                "up": n.health.up,
+                "up": n.health.is_up(),
                 "weight": n.weight,
                 "in_flight": load.in_flight,
                 "load": p.view.load(id),
                 "cpu_pct": load.cpu_pct,
                 "disk_pct": load.disk_pct,
-                "requests": n.requests,
-                "errors": n.errors,
-                "retries": n.retries,
-                "latency_us": n.latency_us,
+                "requests": n.stats.requests,
+                "errors": n.stats.errors,
+                "retries": n.stats.retries,
+                "latency_us": n.stats.latency_us(),
                 "idle_connections": upstreams.get(i).map_or(0, |u| u.idle_count()),
                 "assigned_hot_targets": assigned,
             })
@@ -132,7 +135,7 @@ pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
             "replications": policy_stats.replications,
             "evictions": policy_stats.evictions,
         },
-        "hot_targets_tracked": p.hot.len(),
+        "hot_targets_tracked": hot_tracked,
         "nodes": nodes,
     })
 }
@@ -154,12 +157,12 @@ pub(crate) fn metrics(cluster: &Cluster) -> String {
         for (i, n) in p.nodes.iter().enumerate().filter(|(_, n)| n.configured) {
             let id = NodeId(i as u32);
             let value = match name {
-                "larder_route_requests_total" => n.requests as f64,
-                "larder_route_errors_total" => n.errors as f64,
+                "larder_route_requests_total" => n.stats.requests as f64,
+                "larder_route_errors_total" => n.stats.errors as f64,
                 "larder_route_in_flight" => p.view.in_flight(id) as f64,
                 "larder_route_load" => p.view.load(id),
-                "larder_route_up" => f64::from(u8::from(n.health.up)),
-                _ => n.latency_us / 1e6,
+                "larder_route_up" => f64::from(u8::from(n.health.is_up())),
+                _ => n.stats.latency_us() / 1e6,
             };
             let _ = writeln!(s, "{name}{{node=\"{}\"}} {value}", n.name);
         }
@@ -178,10 +181,9 @@ pub(crate) fn metrics(cluster: &Cluster) -> String {
 
 /// The `top` hottest targets and the nodes the policy holds them on.
 pub(crate) fn targets(cluster: &Cluster, top: usize) -> serde_json::Value {
+    let hot = cluster.hot().top(top);
     let p = cluster.placement();
-    let list: Vec<_> = p
-        .hot
-        .top(top)
+    let list: Vec<_> = hot
         .into_iter()
         .map(|e| {
             let nodes: Vec<&str> = p

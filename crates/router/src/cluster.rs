@@ -1,10 +1,15 @@
-//! The cluster as the router knows it: nodes, their health, the load view and the policy.
+//! The cluster as the router knows it: membership (nodes by address, their weights and
+//! health) and the one placement (the policy and its load view).
 //!
 //! Policies are `Send` but not `Sync`, and a placement must be one placement, not one per
 //! thread (two threads disagreeing on where `/a` lives would halve locality). So the
-//! policy, the load view, per-node status and the hot-target table sit behind one mutex
-//! ([`Placement`]), taken twice per request — to pick and when done — for a few hundred
-//! nanoseconds each. Upstream connection pools live outside it, one small lock per node.
+//! policy, the load view and per-node status sit behind one mutex ([`Placement`]), taken
+//! twice per request — to pick and when done — for a few hundred nanoseconds each. The
+//! hot-target counter has a lock of its own, and upstream connection pools one small lock
+//! per node, so neither lengthens the placement's critical section.
+//!
+//! What each node's health is lives in [`crate::health`] (a pure state machine); this
+//! file applies its flips to the membership. Counting lives in [`crate::stats`].
 //!
 //! Node ids are dense and follow addresses: a node keeps its id across reloads, a new
 //! address gets the next id, a removed node keeps its slot but leaves the membership.
@@ -17,20 +22,20 @@ use policy::{
     LoadView, Nanos, NodeId, NodeState, Outcome, Policy, PolicySpec, Target, TargetMapper,
 };
 
-use crate::config::{ms, RouterConfig};
+use crate::config::{NodeConfig, RouterConfig};
+use crate::error::RouterError;
+use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
 use crate::log::event;
+use crate::stats::NodeStats;
 use crate::upstream::Upstream;
-use crate::RouterError;
-
-/// Weight units per unit of configured weight, so slow start can ramp in small steps.
-const WEIGHT_SCALE: u32 = 100;
 
 /// The parts of the config read on every request, swapped whole on reload.
 pub(crate) struct Settings {
     pub config: RouterConfig,
     pub mapper: TargetMapper,
     pub head_limits: http1::Limits,
+    pub health: health::Rules,
 }
 
 impl Settings {
@@ -41,22 +46,9 @@ impl Settings {
             max_headers: config.limits.max_headers,
             max_uri_len: config.limits.max_uri_bytes,
         };
-        Ok(Settings { config, mapper, head_limits })
+        let health = health::Rules::new(&config.health);
+        Ok(Settings { config, mapper, head_limits, health })
     }
-}
-
-/// Health of one node, driven by active checks and by the requests themselves.
-#[derive(Clone, Debug)]
-pub(crate) struct Health {
-    pub up: bool,
-    /// Consecutive failures while up.
-    pub fails: u32,
-    /// Consecutive good checks while down.
-    pub rises: u32,
-    /// When the node last came back (slow start runs from here).
-    pub back_since: Option<Instant>,
-    /// Without active checks: when an ejected node is let back.
-    pub down_until: Option<Instant>,
 }
 
 /// Everything known about one node slot.
@@ -69,20 +61,29 @@ pub(crate) struct NodeStatus {
     pub weight: u32,
     pub load_report: bool,
     pub health: Health,
-    pub requests: u64,
-    pub errors: u64,
-    pub retries: u64,
-    /// Moving average of upstream time (request sent → response complete), µs.
-    pub latency_us: f64,
+    pub stats: NodeStats,
 }
 
-/// The one placement: policy, load view, per-node status, hot targets.
+impl NodeStatus {
+    fn new(n: &NodeConfig) -> NodeStatus {
+        NodeStatus {
+            name: n.display_name().into(),
+            addr: n.addr,
+            configured: true,
+            weight: n.weight,
+            load_report: n.load_report,
+            health: Health::default(),
+            stats: NodeStats::default(),
+        }
+    }
+}
+
+/// The one placement: policy, load view, per-node status.
 pub(crate) struct Placement {
     pub policy: Box<dyn Policy>,
     pub spec: PolicySpec,
     pub view: LoadView,
     pub nodes: Vec<NodeStatus>,
-    pub hot: HotTargets,
 }
 
 /// Where a request goes.
@@ -92,20 +93,12 @@ pub(crate) struct Dispatch {
     pub upstream: Arc<Upstream>,
 }
 
-/// How a node failed a request, for passive ejection.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Failure {
-    /// Connect refused or timed out: the node is taken out at once.
-    Connect,
-    /// Reset, early close, timeout or garbage: counts toward `health.fall`.
-    Exchange,
-}
-
 pub(crate) struct Cluster {
     origin: Instant,
     settings: RwLock<Arc<Settings>>,
     upstreams: RwLock<Vec<Arc<Upstream>>>,
     placement: Mutex<Placement>,
+    hot: Mutex<HotTargets>,
 }
 
 impl Cluster {
@@ -115,21 +108,23 @@ impl Cluster {
         let spec = config.policy_spec(&ids)?;
         let policy = policy::build(&spec).map_err(|e| RouterError::Config(e.to_string()))?;
         let upstreams = config.nodes.iter().map(|n| Arc::new(Upstream::new(n.addr))).collect();
-        let nodes = config.nodes.iter().map(new_status).collect();
         let placement = Placement {
             policy,
             spec,
             view: LoadView::with_weights(config.nodes.len(), config.load.weights()),
-            nodes,
-            hot: HotTargets::new(config.limits.hot_targets),
+            nodes: config.nodes.iter().map(NodeStatus::new).collect(),
         };
+        let hot = HotTargets::new(config.limits.hot_targets);
+        let settings = Settings::new(config)?;
+        let rules = settings.health;
         let cluster = Cluster {
             origin: Instant::now(),
-            settings: RwLock::new(Arc::new(Settings::new(config)?)),
+            settings: RwLock::new(Arc::new(settings)),
             upstreams: RwLock::new(upstreams),
             placement: Mutex::new(placement),
+            hot: Mutex::new(hot),
         };
-        cluster.push_membership(&mut cluster.placement());
+        cluster.push_membership(&mut cluster.placement(), &rules, Instant::now());
         Ok(cluster)
     }
 
@@ -141,6 +136,10 @@ impl Cluster {
         self.placement.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    pub(crate) fn hot(&self) -> MutexGuard<'_, HotTargets> {
+        self.hot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub(crate) fn upstreams(&self) -> Vec<Arc<Upstream>> {
         self.upstreams.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
@@ -149,13 +148,9 @@ impl Cluster {
         self.upstreams.read().unwrap_or_else(|e| e.into_inner()).get(node.index()).cloned()
     }
 
-    /// The policy's clock: nanoseconds since the router started.
-    pub(crate) fn now(&self) -> Nanos {
-        self.nanos_at(Instant::now())
-    }
-
-    /// `at` on the policy's clock. Requests pass the instant they already read, so the
-    /// request path reads the clock once per step instead of once per call.
+    /// `at` on the policy's clock (nanoseconds since the router started). Requests pass
+    /// the instant they already read, so the request path reads the clock once per step
+    /// instead of once per call.
     fn nanos_at(&self, at: Instant) -> Nanos {
         at.saturating_duration_since(self.origin).as_nanos() as Nanos
     }
@@ -169,11 +164,11 @@ impl Cluster {
         exclude: Option<NodeId>,
         at: Instant,
     ) -> Option<Dispatch> {
+        self.hot().record(target, path);
         let now = self.nanos_at(at);
         let (node, name) = {
             let mut guard = self.placement();
             let p = &mut *guard;
-            p.hot.record(target, path);
             let picked = p.policy.pick(target, &p.view, now);
             let node = match picked {
                 Some(n) if Some(n) != exclude => n,
@@ -184,10 +179,7 @@ impl Cluster {
             };
             p.view.started(node);
             let status = &mut p.nodes[node.index()];
-            status.requests += 1;
-            if exclude.is_some() {
-                status.retries += 1;
-            }
+            status.stats.dispatched(exclude.is_some());
             (node, status.name.clone())
         };
         match self.upstream(node) {
@@ -214,117 +206,73 @@ impl Cluster {
         p.view.finished(node);
         p.policy.done(node, target, outcome, now);
         let Some(status) = p.nodes.get_mut(node.index()) else { return };
-        match outcome {
-            Outcome::Ok => status.health.fails = 0,
-            Outcome::Failed => status.errors += 1,
+        if outcome == Outcome::Ok {
+            status.health.request_ok();
         }
-        if let Some(t) = upstream_time {
-            let us = t.as_secs_f64() * 1e6;
-            status.latency_us =
-                if status.latency_us == 0.0 { us } else { status.latency_us * 0.9 + us * 0.1 };
-        }
+        status.stats.finished(outcome, upstream_time, at);
     }
 
-    /// A request failed on `node` in a way that says something about the node.
-    pub(crate) fn failed(&self, node: NodeId, failure: Failure) {
+    /// A request failed on `node` (about `at`) in a way that says something about the node.
+    pub(crate) fn failed(&self, node: NodeId, failure: Failure, at: Instant) {
         let settings = self.settings();
-        let health = &settings.config.health;
         let mut p = self.placement();
         let Some(status) = p.nodes.get_mut(node.index()) else { return };
-        if !status.health.up {
-            return;
-        }
-        status.health.fails += 1;
-        if failure == Failure::Connect || status.health.fails >= health.fall {
-            let reason = if failure == Failure::Connect { "connect failed" } else { "failures" };
-            self.take_down(&mut p, node, reason, ms(health.eject_ms));
+        if let Some(flip) = status.health.request_failed(failure, at, &settings.health) {
+            self.flipped(&mut p, node, flip, &settings.health, at);
         }
     }
 
-    /// The result of one active check.
-    pub(crate) fn check_result(&self, node: NodeId, ok: bool) {
+    /// The result of one active check of `node`, finished at `now`.
+    pub(crate) fn check_result(&self, node: NodeId, ok: bool, now: Instant) {
         let settings = self.settings();
-        let health = &settings.config.health;
         let mut p = self.placement();
         let Some(status) = p.nodes.get_mut(node.index()) else { return };
-        let h = &mut status.health;
-        match (h.up, ok) {
-            (true, true) => h.fails = 0,
-            (true, false) => {
-                h.fails += 1;
-                if h.fails >= health.fall {
-                    self.take_down(&mut p, node, "health check", ms(health.eject_ms));
-                }
-            }
-            (false, true) => {
-                h.rises += 1;
-                if h.rises >= health.rise {
-                    self.bring_back(&mut p, node, "health check");
-                }
-            }
-            (false, false) => h.rises = 0,
+        if let Some(flip) = status.health.observe(ok, now, &settings.health) {
+            self.flipped(&mut p, node, flip, &settings.health, now);
         }
     }
 
-    fn take_down(&self, p: &mut Placement, node: NodeId, reason: &str, eject_for: Duration) {
-        let status = &mut p.nodes[node.index()];
-        status.health =
-            Health { up: false, fails: 0, rises: 0, back_since: None, down_until: None };
-        status.health.down_until = Some(Instant::now() + eject_for);
-        event("warn", "node down", &[("node", &status.name), ("reason", &reason)]);
-        if let Some(u) = self.upstream(node) {
+    /// Periodic health upkeep at `now`: without active checks, let ejected nodes back when
+    /// their time is up; while a node is in slow start, push its rising weight.
+    pub(crate) fn tick(&self, now: Instant) {
+        let settings = self.settings();
+        let rules = &settings.health;
+        let mut p = self.placement();
+        if !rules.active_checks {
+            for i in 0..p.nodes.len() {
+                let status = &mut p.nodes[i];
+                if !status.configured {
+                    continue;
+                }
+                if let Some(flip) = status.health.ejection_over(now) {
+                    announce(status, flip);
+                }
+            }
+        }
+        if p.nodes.iter().any(|n| n.health.ramping(now, rules)) {
+            self.push_membership(&mut p, rules, now);
+        }
+    }
+
+    /// Apply a change of `node`'s health: say so, drop its pooled connections when it
+    /// went down, and tell the policy.
+    fn flipped(
+        &self,
+        p: &mut Placement,
+        node: NodeId,
+        flip: Flip,
+        rules: &health::Rules,
+        now: Instant,
+    ) {
+        announce(&p.nodes[node.index()], flip);
+        if let (Flip::Down(_), Some(u)) = (flip, self.upstream(node)) {
             u.clear();
         }
-        self.push_membership(p);
+        self.push_membership(p, rules, now);
     }
 
-    fn bring_back(&self, p: &mut Placement, node: NodeId, reason: &str) {
-        let status = &mut p.nodes[node.index()];
-        status.health = Health {
-            up: true,
-            fails: 0,
-            rises: 0,
-            back_since: Some(Instant::now()),
-            down_until: None,
-        };
-        event("info", "node up", &[("node", &status.name), ("reason", &reason)]);
-        self.push_membership(p);
-    }
-
-    /// Periodic work off the request path: without active checks, let ejected nodes back
-    /// when their time is up; while a node is in slow start, raise its weight.
-    pub(crate) fn tick(&self) {
-        let settings = self.settings();
-        let health = &settings.config.health;
-        let now = Instant::now();
-        let slow_start = ms(health.slow_start_ms);
-        let mut p = self.placement();
-        if health.path.is_empty() {
-            let due: Vec<NodeId> = (0..p.nodes.len())
-                .filter(|&i| {
-                    let h = &p.nodes[i].health;
-                    p.nodes[i].configured && !h.up && h.down_until.is_some_and(|t| now >= t)
-                })
-                .map(|i| NodeId(i as u32))
-                .collect();
-            for node in due {
-                self.bring_back(&mut p, node, "ejection over");
-            }
-        }
-        let ramping = p.nodes.iter().any(|n| {
-            n.health
-                .back_since
-                .is_some_and(|t| now.duration_since(t) <= slow_start + slow_start / 10)
-        });
-        if ramping {
-            self.push_membership(&mut p);
-        }
-    }
-
-    /// Tell the policy the current membership (weights include slow start).
-    fn push_membership(&self, p: &mut Placement) {
-        let slow_start = ms(self.settings().config.health.slow_start_ms);
-        let now = Instant::now();
+    /// Tell the policy the current membership at `now` (weights include slow start).
+    fn push_membership(&self, p: &mut Placement, rules: &health::Rules, now: Instant) {
         let states: Vec<NodeState> = p
             .nodes
             .iter()
@@ -332,17 +280,28 @@ impl Cluster {
             .filter(|(_, n)| n.configured)
             .map(|(i, n)| NodeState {
                 id: NodeId(i as u32),
-                weight: effective_weight(n, now, slow_start),
-                up: n.health.up,
+                weight: n.health.weight(n.weight, now, rules),
+                up: n.health.is_up(),
             })
             .collect();
-        let nanos = self.now();
-        p.policy.membership(&states, nanos);
+        p.policy.membership(&states, self.nanos_at(now));
     }
 
     /// Fold a node's own load report into the view.
     pub(crate) fn report_load(&self, node: NodeId, cpu_pct: f64, disk_pct: f64) {
         self.placement().view.report(node, cpu_pct, disk_pct);
+    }
+
+    /// The configured nodes `wanted` selects, with their addresses (for background probes).
+    pub(crate) fn probe_targets(
+        &self,
+        wanted: impl Fn(&NodeStatus) -> bool,
+    ) -> Vec<(NodeId, SocketAddr)> {
+        let p = self.placement();
+        (0..p.nodes.len())
+            .filter(|&i| p.nodes[i].configured && wanted(&p.nodes[i]))
+            .map(|i| (NodeId(i as u32), p.nodes[i].addr))
+            .collect()
     }
 
     /// Apply a new config: nodes by address, weights, policy parameters, limits.
@@ -366,7 +325,7 @@ impl Cluster {
                 }
                 None => {
                     let id = NodeId(p.nodes.len() as u32);
-                    p.nodes.push(new_status(n));
+                    p.nodes.push(NodeStatus::new(n));
                     upstreams.push(Arc::new(Upstream::new(n.addr)));
                     id
                 }
@@ -388,36 +347,22 @@ impl Cluster {
         let n = p.nodes.len();
         p.view.resize(n);
         p.view.set_weights(config.load.weights());
+        let rules = settings.health;
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
-        self.push_membership(&mut p);
+        self.push_membership(&mut p, &rules, Instant::now());
         Ok(())
     }
 }
 
-fn new_status(n: &crate::config::NodeConfig) -> NodeStatus {
-    NodeStatus {
-        name: n.display_name().into(),
-        addr: n.addr,
-        configured: true,
-        weight: n.weight,
-        load_report: n.load_report,
-        health: Health { up: true, fails: 0, rises: 0, back_since: None, down_until: None },
-        requests: 0,
-        errors: 0,
-        retries: 0,
-        latency_us: 0.0,
-    }
-}
-
-/// The configured weight, ramped from 1% to 100% over `slow_start` after a comeback.
-fn effective_weight(n: &NodeStatus, now: Instant, slow_start: Duration) -> u32 {
-    let full = n.weight.saturating_mul(WEIGHT_SCALE);
-    match n.health.back_since {
-        Some(t) if !slow_start.is_zero() && full > 0 => {
-            let f = (now.duration_since(t).as_secs_f64() / slow_start.as_secs_f64()).min(1.0);
-            ((full as f64 * f) as u32).clamp(1, full)
+/// The "node down" / "node up" event line.
+fn announce(status: &NodeStatus, flip: Flip) {
+    match flip {
+        Flip::Down(reason) => {
+            event("warn", "node down", &[("node", &status.name), ("reason", &reason)])
         }
-        _ => full,
+        Flip::Up(reason) => {
+            event("info", "node up", &[("node", &status.name), ("reason", &reason)])
+        }
     }
 }
 
@@ -429,7 +374,7 @@ impl Placement {
             .filter(|&id| Some(id) != exclude)
             .filter(|id| {
                 let n = &self.nodes[id.index()];
-                n.configured && n.health.up && n.weight > 0
+                n.configured && n.health.is_up() && n.weight > 0
             })
             .min_by(|a, b| self.view.load(*a).total_cmp(&self.view.load(*b)))
     }
@@ -438,7 +383,7 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::NodeConfig;
+    use crate::health::WEIGHT_SCALE;
 
     fn config(n: u16) -> RouterConfig {
         RouterConfig {
@@ -456,25 +401,27 @@ mod tests {
         let now = Instant::now();
         let first = c.pick(&t, "/", None, now).unwrap();
         c.finish(first.node, &t, Outcome::Failed, None, now);
-        c.failed(first.node, Failure::Connect);
+        c.failed(first.node, Failure::Connect, now);
         for _ in 0..4 {
             let d = c.pick(&t, "/", Some(first.node), now).unwrap();
             assert_ne!(d.node, first.node);
             c.finish(d.node, &t, Outcome::Ok, None, now);
         }
-        assert!(!c.placement().nodes[first.node.index()].health.up);
+        assert!(!c.placement().nodes[first.node.index()].health.is_up());
     }
 
     #[test]
     fn checks_bring_a_node_back_with_slow_start() {
         let c = Cluster::new(config(2)).unwrap();
-        c.failed(NodeId(1), Failure::Connect);
-        c.check_result(NodeId(1), true);
-        assert!(!c.placement().nodes[1].health.up, "rise is 2");
-        c.check_result(NodeId(1), true);
+        let now = Instant::now();
+        c.failed(NodeId(1), Failure::Connect, now);
+        c.check_result(NodeId(1), true, now);
+        assert!(!c.placement().nodes[1].health.is_up(), "rise is 2");
+        c.check_result(NodeId(1), true, now);
         let p = c.placement();
-        assert!(p.nodes[1].health.up);
-        let w = effective_weight(&p.nodes[1], Instant::now(), Duration::from_secs(10));
+        assert!(p.nodes[1].health.is_up());
+        let rules = c.settings().health;
+        let w = p.nodes[1].health.weight(p.nodes[1].weight, Instant::now(), &rules);
         assert!(w < WEIGHT_SCALE, "ramping, got {w}");
     }
 

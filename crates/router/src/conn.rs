@@ -1,7 +1,8 @@
 //! One client connection, and the walk of each request on it, as a straight line:
-//! read and parse the head → map the URL to a target → the policy picks a node → take a
-//! pooled upstream connection → relay the request and the response → tell the cluster
-//! (in-flight count, latency, stats, the policy's `done`) → next request.
+//! read and parse the head → map the URL to a target → the policy picks a node → send the
+//! request (pooled upstream connection, head, body) → read the response head → relay the
+//! response → tell the cluster (in-flight count, latency, stats, the policy's `done`) →
+//! next request. Every response the router writes itself goes through `send_error`.
 //!
 //! Every request on a keep-alive connection is dispatched on its own (extended LARD's
 //! per-request distribution), so consecutive requests may go to different nodes.
@@ -21,10 +22,11 @@ use tokio::time::Sleep;
 use crate::access_log::{AccessEntry, AccessLog};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
-use crate::cluster::{Cluster, Dispatch, Failure, Settings};
+use crate::cluster::{Cluster, Dispatch, Settings};
 use crate::config::ms;
 use crate::drain::DrainWait;
-use crate::head::{self, ClientBody, Rejection, Request, ResponseRules};
+use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
+use crate::health::Failure;
 
 /// Whether the client connection goes on after a request.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -41,6 +43,16 @@ struct Done {
     /// When the response was complete.
     at: Instant,
     flow: Flow,
+}
+
+/// A request sent to a node: the connection its response comes on.
+struct Sent {
+    upstream: TcpStream,
+    /// When the request went out (the start of upstream time).
+    at: Instant,
+    /// The connection came from the pool and the request can be replayed: silence before
+    /// any response byte means the node had closed it ([`Fault::Stale`]).
+    stale_if_silent: bool,
 }
 
 /// Why one attempt at a node did not complete.
@@ -206,22 +218,74 @@ impl Connection {
         }
     }
 
-    /// Answer a request the router refuses, and close (after a framing error nothing
-    /// on this connection can be trusted).
-    async fn reject(&mut self, settings: &Settings, rejection: &Rejection, req: Option<&Request>) {
-        let status = rejection.status();
-        let body = format!("{rejection}\n");
+    /// The one writer of the router's own responses (400, 408, 413, 414, 431, 502, 503,
+    /// 504 …): `body` as plain text, `Connection: close` when `close`, logged for `req`
+    /// once one was read. True when the response was written.
+    async fn send_error(
+        &mut self,
+        settings: &Settings,
+        req: Option<&Request>,
+        status: Status,
+        body: &str,
+        close: bool,
+        node: &str,
+    ) -> bool {
         self.out.clear();
-        head::simple_response(status, "text/plain", body.as_bytes(), true, &mut self.out);
-        let _ = tokio::time::timeout(
-            ms(settings.config.timeouts.body_ms),
-            self.stream.write_all(&self.out),
-        )
-        .await;
+        head::simple_response(status, "text/plain", body.as_bytes(), close, &mut self.out);
+        let timeout = ms(settings.config.timeouts.body_ms);
+        let sent = body::flush(&mut self.stream, &mut self.out, timeout).await.is_ok();
         self.out.clear();
         if let Some(req) = req {
-            self.log(req, status.code(), body.len() as u64, "", None);
+            self.log(req, status.code(), body.len() as u64, node, None);
         }
+        sent
+    }
+
+    /// Answer a request the router refuses, and close (after a framing error nothing
+    /// on this connection can be trusted).
+    async fn reject(
+        &mut self,
+        settings: &Settings,
+        rejection: &Rejection,
+        req: Option<&Request>,
+    ) -> Flow {
+        let body = format!("{rejection}\n");
+        self.send_error(settings, req, rejection.status(), &body, true, "").await;
+        Flow::Close
+    }
+
+    /// No node can take the request: 503, keeping the connection when no body is pending.
+    async fn unavailable(&mut self, settings: &Settings, req: &Request) -> Flow {
+        let close = req.framing != BodyFraming::Empty || !req.keep_alive;
+        let status = Status::SERVICE_UNAVAILABLE;
+        let sent =
+            self.send_error(settings, Some(req), status, "no node available\n", close, "").await;
+        self.last = Instant::now();
+        if sent && !close {
+            Flow::KeepAlive
+        } else {
+            Flow::Close
+        }
+    }
+
+    /// An attempt at `node` failed before its response started and is not retried: say
+    /// why (502, 504, or the client's own fault) and close.
+    async fn attempt_failed(
+        &mut self,
+        settings: &Settings,
+        req: &Request,
+        fault: Fault,
+        node: &str,
+    ) -> Flow {
+        let status = match fault {
+            Fault::Client(None) => return Flow::Close,
+            Fault::Client(Some(r)) => return self.reject(settings, &r, Some(req)).await,
+            Fault::UpstreamTimeout => Status::GATEWAY_TIMEOUT,
+            Fault::Connect | Fault::Stale | Fault::Upstream => Status::BAD_GATEWAY,
+        };
+        let body = format!("{status}\n");
+        self.send_error(settings, Some(req), status, &body, true, node).await;
+        Flow::Close
     }
 
     /// One request: map, pick, relay, record. A GET or HEAD that fails before its response
@@ -230,24 +294,19 @@ impl Connection {
         let limits = &settings.config.limits;
         if let BodyFraming::Length(n) = req.framing {
             if limits.max_body_bytes > 0 && n > limits.max_body_bytes {
-                self.reject(settings, &Rejection::BodyTooLarge, Some(req)).await;
-                return Flow::Close;
+                return self.reject(settings, &Rejection::BodyTooLarge, Some(req)).await;
             }
         }
         if req.framing == BodyFraming::Chunked {
             let first_bytes = self.client_buf.filled();
             if let Err(e) = body::precheck_chunked(first_bytes, limits.chunk_limits()) {
-                self.reject(settings, &Rejection::Chunked(e), Some(req)).await;
-                return Flow::Close;
+                return self.reject(settings, &Rejection::Chunked(e), Some(req)).await;
             }
         }
         let start = Instant::now();
         let target = match map_target(settings, req, &mut self.path) {
             Ok(t) => t,
-            Err(rejection) => {
-                self.reject(settings, &rejection, Some(req)).await;
-                return Flow::Close;
-            }
+            Err(rejection) => return self.reject(settings, &rejection, Some(req)).await,
         };
         if req.expect_continue && req.framing != BodyFraming::Empty {
             let continue_line = b"HTTP/1.1 100 Continue\r\n\r\n";
@@ -265,7 +324,7 @@ impl Connection {
             if matches!(&result, Err(e) if matches!(e.fault, Fault::Stale)) {
                 result = self.attempt(settings, req, &dispatch, true, start).await;
             }
-            match result {
+            let e = match result {
                 Ok(done) => {
                     let t = Some(done.upstream_time);
                     self.cluster.finish(dispatch.node, &target, Outcome::Ok, t, done.at);
@@ -273,83 +332,31 @@ impl Connection {
                     self.log(req, done.status, done.bytes, &dispatch.name, t);
                     return done.flow;
                 }
-                Err(e) => {
-                    let failure = e.node_failure();
-                    let outcome = if failure.is_some() { Outcome::Failed } else { Outcome::Ok };
-                    self.last = Instant::now();
-                    self.cluster.finish(dispatch.node, &target, outcome, None, self.last);
-                    if let Some(f) = failure {
-                        self.cluster.failed(dispatch.node, f);
-                    }
-                    if e.response_started {
-                        return Flow::Close;
-                    }
-                    // A failed connect sent nothing, so any request can go elsewhere; after
-                    // that, only a GET or HEAD without a body is sent twice.
-                    let replayable = req.retryable() || matches!(e.fault, Fault::Connect);
-                    let can_retry = replayable && exclude.is_none();
-                    if failure.is_some() && can_retry {
-                        exclude = Some(dispatch.node);
-                        continue;
-                    }
-                    let status = match e.fault {
-                        Fault::Client(None) => return Flow::Close,
-                        Fault::Client(Some(r)) => {
-                            self.reject(settings, &r, Some(req)).await;
-                            return Flow::Close;
-                        }
-                        Fault::UpstreamTimeout => Status::GATEWAY_TIMEOUT,
-                        Fault::Connect | Fault::Stale | Fault::Upstream => Status::BAD_GATEWAY,
-                    };
-                    self.error_response(settings, req, status, &dispatch.name).await;
-                    return Flow::Close;
-                }
+                Err(e) => e,
+            };
+            let failure = e.node_failure();
+            let outcome = if failure.is_some() { Outcome::Failed } else { Outcome::Ok };
+            self.last = Instant::now();
+            self.cluster.finish(dispatch.node, &target, outcome, None, self.last);
+            if let Some(f) = failure {
+                self.cluster.failed(dispatch.node, f, self.last);
             }
+            if e.response_started {
+                return Flow::Close;
+            }
+            // A failed connect sent nothing, so any request can go elsewhere; after that,
+            // only a GET or HEAD without a body is sent twice.
+            let replayable = req.retryable() || matches!(e.fault, Fault::Connect);
+            if failure.is_some() && replayable && exclude.is_none() {
+                exclude = Some(dispatch.node);
+                continue;
+            }
+            return self.attempt_failed(settings, req, e.fault, &dispatch.name).await;
         }
     }
 
-    /// No node can take the request: 503, keeping the connection when no body is pending.
-    async fn unavailable(&mut self, settings: &Settings, req: &Request) -> Flow {
-        let close = req.framing != BodyFraming::Empty || !req.keep_alive;
-        self.out.clear();
-        let body = b"no node available\n";
-        head::simple_response(
-            Status::SERVICE_UNAVAILABLE,
-            "text/plain",
-            body,
-            close,
-            &mut self.out,
-        );
-        let sent =
-            body::flush(&mut self.stream, &mut self.out, ms(settings.config.timeouts.body_ms))
-                .await
-                .is_ok();
-        self.log(req, 503, body.len() as u64, "", None);
-        self.last = Instant::now();
-        if sent && !close {
-            Flow::KeepAlive
-        } else {
-            Flow::Close
-        }
-    }
-
-    async fn error_response(
-        &mut self,
-        settings: &Settings,
-        req: &Request,
-        status: Status,
-        node: &str,
-    ) {
-        self.out.clear();
-        let body = format!("{status}\n");
-        head::simple_response(status, "text/plain", body.as_bytes(), true, &mut self.out);
-        let _ = body::flush(&mut self.stream, &mut self.out, ms(settings.config.timeouts.body_ms))
-            .await;
-        self.log(req, status.code(), body.len() as u64, node, None);
-    }
-
-    /// Send `req` to the picked node and relay its response. `fresh` skips the pool;
-    /// `start` is when the request was dispatched.
+    /// One attempt at the picked node: send the request, read the response head, relay
+    /// the response. `fresh` skips the pool; `start` is when the request was dispatched.
     async fn attempt(
         &mut self,
         settings: &Settings,
@@ -358,11 +365,26 @@ impl Connection {
         fresh: bool,
         start: Instant,
     ) -> Result<Done, AttemptError> {
+        let mut sent = self.send_request(settings, req, dispatch, fresh, start).await?;
+        let response = self.read_response_head(settings, req, dispatch, &mut sent).await?;
+        self.relay_response(settings, dispatch, sent, &response).await
+    }
+
+    /// Take a pooled connection (or connect) and send the request head, then its body as
+    /// it comes from the client.
+    async fn send_request(
+        &mut self,
+        settings: &Settings,
+        req: &Request,
+        dispatch: &Dispatch,
+        fresh: bool,
+        start: Instant,
+    ) -> Result<Sent, AttemptError> {
         let cfg = &settings.config;
         let t = &cfg.timeouts;
         let pooled = if fresh { None } else { dispatch.upstream.take(ms(t.pool_idle_ms), start) };
         let reused = pooled.is_some();
-        let (mut upstream, sent_at) = match pooled {
+        let (mut upstream, at) = match pooled {
             Some(s) => (s, start),
             None => {
                 let s = dispatch
@@ -376,7 +398,6 @@ impl Connection {
         // A request that cannot be replayed never meets a stale connection silently.
         let lost = if reused && req.retryable() { Fault::Stale } else { Fault::Upstream };
 
-        // Request: head, then the body as it comes.
         self.out.clear();
         match req.host_missing_at {
             // An HTTP/1.0 request without Host: HTTP/1.1 upstream needs one.
@@ -403,28 +424,39 @@ impl Connection {
         )
         .await;
         match relayed {
-            Ok(_) => {}
-            Err(BodyError::Sink) => return Err(AttemptError::before(lost)),
+            Ok(_) => Ok(Sent { upstream, at, stale_if_silent: matches!(lost, Fault::Stale) }),
+            Err(BodyError::Sink) => Err(AttemptError::before(lost)),
             Err(BodyError::Source(e)) => {
                 let rejection = match e {
                     SourceError::Chunk(c) => Some(Rejection::Chunked(c)),
                     SourceError::TooLarge => Some(Rejection::BodyTooLarge),
                     SourceError::Closed | SourceError::Timeout => None,
                 };
-                return Err(AttemptError::before(Fault::Client(rejection)));
+                Err(AttemptError::before(Fault::Client(rejection)))
             }
         }
+    }
 
-        // Response head (relaying any 1xx interim responses first).
+    /// Read the node's response head into `out` (rewritten for the client), relaying any
+    /// 1xx interim responses first.
+    async fn read_response_head(
+        &mut self,
+        settings: &Settings,
+        req: &Request,
+        dispatch: &Dispatch,
+        sent: &mut Sent,
+    ) -> Result<Response, AttemptError> {
+        let cfg = &settings.config;
+        let t = &cfg.timeouts;
         self.upstream_buf.clear();
         self.out.clear();
         // The node's time runs from the end of the request: a bodyless one ended as it was
         // dispatched (no clock read needed), a body took as long as it took.
-        let request_end = if req.framing == BodyFraming::Empty { sent_at } else { Instant::now() };
+        let request_end = if req.framing == BodyFraming::Empty { sent.at } else { Instant::now() };
         let deadline = tokio::time::Instant::from_std(request_end) + ms(t.upstream_response_ms);
         self.upstream_timer.as_mut().reset(deadline);
         let mut response_started = false;
-        let response = loop {
+        loop {
             // Read the drain flag late: a response that ends after SIGTERM closes.
             let rules = ResponseRules {
                 max_headers: cfg.limits.max_headers,
@@ -438,7 +470,7 @@ impl Connection {
                 Ok(Some((len, response))) => {
                     self.upstream_buf.consume(len);
                     if !response.is_interim() {
-                        break response;
+                        return Ok(response);
                     }
                     response_started = true;
                     body::flush(&mut self.stream, &mut self.out, ms(t.body_ms)).await.map_err(
@@ -455,11 +487,11 @@ impl Connection {
             let nothing_yet = self.upstream_buf.is_empty();
             tokio::select! {
                 biased;
-                read = self.upstream_buf.fill(&mut upstream) => match read {
+                read = self.upstream_buf.fill(&mut sent.upstream) => match read {
                     Ok(n) if n > 0 => {}
                     _ => {
-                        let fault =
-                            if nothing_yet && !response_started { lost } else { Fault::Upstream };
+                        let stale = sent.stale_if_silent && nothing_yet && !response_started;
+                        let fault = if stale { Fault::Stale } else { Fault::Upstream };
                         return Err(AttemptError { fault, response_started });
                     }
                 },
@@ -467,17 +499,28 @@ impl Connection {
                     return Err(AttemptError { fault: Fault::UpstreamTimeout, response_started })
                 }
             }
-        };
-        // Response body, streamed; the head in `out` goes with its first bytes.
+        }
+    }
+
+    /// Stream the response body to the client (the head in `out` goes with its first
+    /// bytes), then pool the upstream connection if it can be reused.
+    async fn relay_response(
+        &mut self,
+        settings: &Settings,
+        dispatch: &Dispatch,
+        mut sent: Sent,
+        response: &Response,
+    ) -> Result<Done, AttemptError> {
+        let cfg = &settings.config;
         let plan = BodyPlan {
             framing: response.framing,
             chunked_out: response.client_body == ClientBody::Same,
             chunk_limits: cfg.limits.chunk_limits(),
-            timeout: ms(t.body_ms),
+            timeout: ms(cfg.timeouts.body_ms),
             max_bytes: 0,
         };
         let relayed = body::relay(
-            &mut upstream,
+            &mut sent.upstream,
             &mut self.upstream_buf,
             &mut self.stream,
             &mut self.out,
@@ -495,10 +538,10 @@ impl Connection {
         };
         let at = Instant::now();
         if response.upstream_reusable && self.upstream_buf.is_empty() {
-            dispatch.upstream.put(upstream, cfg.limits.pool_idle_per_node, at);
+            dispatch.upstream.put(sent.upstream, cfg.limits.pool_idle_per_node, at);
         }
         let flow = if response.close_client { Flow::Close } else { Flow::KeepAlive };
-        let upstream_time = at.saturating_duration_since(sent_at);
+        let upstream_time = at.saturating_duration_since(sent.at);
         Ok(Done { status: response.status, bytes, upstream_time, at, flow })
     }
 

@@ -4,29 +4,33 @@
 //!
 //! Map of the crate:
 //! - [`config`]: the configuration ([`RouterConfig`]), from TOML or flags.
-//! - `conn`: one client connection and the straight-line walk of each request on it.
+//! - `conn`: one client connection and the walk of each request on it: send the request,
+//!   read the response head, relay the response; one writer for every error response.
 //! - `head`: request and response heads, parsed strictly and rewritten (hop-by-hop
 //!   fields, `X-Forwarded-For`, `Via`, `X-Larder-Node`); framing comes from `http1`.
 //! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
 //! - `buf`: the fixed per-connection read buffer.
 //! - `drain`: the signal that ends idle keep-alive connections when the router stops.
-//! - `cluster`: nodes, health, the load view and the policy behind one lock.
+//! - `cluster`: membership (nodes by address, weights, health flips) and the one
+//!   placement (policy and load view) behind one lock; reload of both.
+//! - `health`: one node's health, a pure state machine (ejection, return, slow start).
+//! - `stats`, `ewma`: per-node counters and the time-decayed latency average.
+//! - `hot`: the bounded hot-target counter behind `/targets` (its own lock).
 //! - `upstream`: per-node pools of idle keep-alive connections.
-//! - `health`: active checks, ejected nodes' return, slow start.
-//! - `monitor`: the 200 ms poll of nodes' `/.larder/load`.
-//! - `probe`: the tiny HTTP client those two use.
+//! - `background`: the loops off the request path: health checks and ticker, the load
+//!   monitor (`monitor` reads the nodes' load reports), the access-log flush.
+//! - `probe`: the tiny HTTP client the background loops use.
 //! - `admin`: `/stats`, `/metrics`, `/targets?top=N`.
-//! - `hot`: the bounded hot-target counter behind `/targets`.
-//! - `access_log`, `log`: Combined Log Format access log, JSON event lines.
+//! - `access_log`, `log`: Combined Log Format access log, JSON event lines ([`event`]).
 //! - [`error`]: why starting or reloading failed ([`RouterError`]).
-//! - `run`: the process: runtime with `threads` workers, listeners, SIGHUP / SIGTERM.
 //!
-//! Entry points: [`run`] for a process; [`Router::new`], [`Router::handle`] (reload,
-//! stats) and [`Router::serve`] in-process (listeners are bound by the caller, so tests
-//! run it on 127.0.0.1:0).
+//! Entry points: [`Router::new`], [`Router::handle`] (reload, stats) and
+//! [`Router::serve`], which takes bound listeners and a shutdown future: the process
+//! around it (runtime, binding, signals) is the caller's, so tests run it on 127.0.0.1:0.
 
 mod access_log;
 mod admin;
+mod background;
 mod body;
 mod buf;
 mod cluster;
@@ -34,13 +38,14 @@ pub mod config;
 mod conn;
 mod drain;
 pub mod error;
+mod ewma;
 mod head;
 mod health;
 mod hot;
 mod log;
 mod monitor;
 mod probe;
-mod run;
+mod stats;
 mod upstream;
 
 use std::future::Future;
@@ -52,13 +57,12 @@ use tokio::task::JoinSet;
 
 pub use config::{NodeConfig, RouterConfig};
 pub use error::RouterError;
-pub use run::run;
+pub use log::event;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
 use crate::config::ms;
 use crate::drain::Drain;
-use crate::log::event;
 
 /// A configured router, ready to serve.
 pub struct Router {
@@ -123,19 +127,9 @@ impl Router {
         let drain = Drain::default();
 
         let mut background = JoinSet::new();
-        background.spawn(health::run(self.cluster.clone()));
-        background.spawn(monitor::run(self.cluster.clone()));
+        background::spawn(&mut background, &self.cluster, self.access_log.clone());
         if let Some(admin) = admin {
             background.spawn(admin::run(admin, self.cluster.clone()));
-        }
-        if let Some(log) = self.access_log.clone() {
-            background.spawn(async move {
-                let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
-                loop {
-                    every.tick().await;
-                    log.flush();
-                }
-            });
         }
 
         let mut connections = JoinSet::new();

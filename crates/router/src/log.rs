@@ -4,6 +4,8 @@
 use std::fmt::Display;
 
 /// Write one event line: `{"level":…,"msg":…,<fields>}` (the format is `wire::event`'s).
-pub(crate) fn event(level: &str, msg: &str, fields: &[(&str, &dyn Display)]) {
+/// Public so the process around the router (the CLI's signals and listeners) logs in the
+/// same shape.
+pub fn event(level: &str, msg: &str, fields: &[(&str, &dyn Display)]) {
     eprintln!("{}", wire::event::line(level, msg, fields));
 }

@@ -1,50 +1,5 @@
-//! The load monitor: HACC's 200 ms poll of each node's own load report.
-//!
-//! Nodes that offer `/.larder/load` (larder's own node does; nginx does not) answer with
-//! JSON holding their CPU and disk utilisation in percent; the monitor folds them into the
-//! load view, where the configured weights turn them, with the requests in flight the
-//! router counts itself, into the one load number a policy sees.
-
-use std::sync::Arc;
-
-use policy::NodeId;
-
-use crate::cluster::Cluster;
-use crate::config::ms;
-use crate::probe;
-
-/// Poll every node marked `load_report`, every `load.poll_ms`, forever.
-pub(crate) async fn run(cluster: Arc<Cluster>) {
-    loop {
-        let settings = cluster.settings();
-        let load = &settings.config.load;
-        let interval = ms(load.poll_ms);
-        let targets: Vec<(NodeId, std::net::SocketAddr)> = {
-            let p = cluster.placement();
-            (0..p.nodes.len())
-                .filter(|&i| p.nodes[i].configured && p.nodes[i].load_report)
-                .map(|i| (NodeId(i as u32), p.nodes[i].addr))
-                .collect()
-        };
-        let polls = targets.into_iter().map(|(node, addr)| {
-            let cluster = cluster.clone();
-            let path = load.path.clone();
-            let full = load.disk_full_mb_per_sec * 1e6;
-            async move {
-                if let Ok((200, body)) = probe::get(addr, &path, interval).await {
-                    if let Some((cpu, disk)) = parse_report(&body, full) {
-                        cluster.report_load(node, cpu, disk);
-                    }
-                }
-            }
-        });
-        let started = tokio::time::Instant::now();
-        for poll in polls {
-            tokio::spawn(poll);
-        }
-        tokio::time::sleep_until(started + interval).await;
-    }
-}
+//! Reading a node's load report: the JSON the load monitor (in `background`) polls from
+//! each node, holding its CPU and disk utilisation in percent.
 
 /// CPU and disk utilisation, in percent, of a node's load report ([`wire::LoadReport`]:
 /// `{"cpu_pct": 12.5, "disk_pct": 3.0, …}`, other fields ignored). Without `disk_pct`,

@@ -152,7 +152,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     cfg.validate()?;
-    let fds = node::raise_open_file_limit().context("raising the open-file limit")?;
+    // Each connection and each cached path holds a descriptor: raise the soft limit to
+    // the hard one (10,000 keep-alive clients need more than the usual 1024).
+    let fds = rlimit::increase_nofile_limit(u64::MAX).context("raising the open-file limit")?;
     let needed = cfg.max_connections as u64 + cfg.path_cache_entries + 64;
     if fds < needed {
         eprintln!(
@@ -169,8 +171,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         direct_io: args.direct_io,
     };
     eprintln!("{ready}");
-    node::serve(listener, cfg, node::termination_signal())?;
+    node::serve(listener, cfg, termination_signal())?;
     Ok(())
+}
+
+/// Completes on SIGTERM or SIGINT: the node's shutdown future.
+async fn termination_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("larder node: cannot watch for SIGTERM ({e}); stop it with SIGKILL");
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 fn http_limits(max_header_bytes: usize, max_headers: usize, max_uri_len: usize) -> node::Limits {

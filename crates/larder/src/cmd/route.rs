@@ -4,7 +4,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use router::{NodeConfig, RouterConfig, RouterError};
+use router::{NodeConfig, Router, RouterConfig, RouterError};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, SignalKind};
 
 /// Route every HTTP request to the node most likely to hold what it needs.
 ///
@@ -76,6 +78,62 @@ impl Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    args.config().context("larder route")?;
-    router::run(move || args.config()).context("larder route")
+    serve(args).context("larder route")
+}
+
+/// The router as a process: its own runtime with `threads` workers, bound listeners, and
+/// the signals: SIGHUP reloads the config (one that fails to load is reported and
+/// ignored), SIGTERM or SIGINT drains and exits.
+fn serve(args: Args) -> anyhow::Result<()> {
+    let config = args.config()?;
+    let threads = match config.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    // One thread needs no work stealing: a current-thread runtime skips the scheduler's
+    // cross-thread bookkeeping.
+    let mut builder = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    };
+    let runtime =
+        builder.thread_name("larder-route").enable_all().build().context("starting the runtime")?;
+    runtime.block_on(async move {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("listening on {}", config.listen))?;
+        let admin = match config.admin.listen.as_str() {
+            "" => None,
+            addr => Some(
+                TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("admin listener on {addr}"))?,
+            ),
+        };
+        let mut hup = signal(SignalKind::hangup()).context("installing signals")?;
+        let mut term = signal(SignalKind::terminate()).context("installing signals")?;
+        let mut int = signal(SignalKind::interrupt()).context("installing signals")?;
+        let listen = listener.local_addr()?;
+        eprintln!("{}", wire::RouterReady { addr: listen, threads });
+        let router = Router::new(config)?;
+        let handle = router.handle();
+        tokio::spawn(async move {
+            while hup.recv().await.is_some() {
+                if let Err(e) = args.config().and_then(|c| handle.reload(c)) {
+                    router::event("error", "reload refused", &[("error", &e)]);
+                }
+            }
+        });
+        let shutdown = async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            router::event("info", "draining", &[]);
+        };
+        Ok(router.serve(listener, admin, shutdown).await?)
+    })
 }

@@ -1,0 +1,93 @@
+//! The router's background loops, off the request path: active health checks with the
+//! health ticker, the load monitor, and the access log's flush. [`spawn`] starts them all
+//! beside the accept loop; they run until the router's [`JoinSet`] is shut down.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use policy::NodeId;
+use tokio::task::JoinSet;
+
+use crate::access_log::AccessLog;
+use crate::cluster::Cluster;
+use crate::config::ms;
+use crate::monitor::parse_report;
+use crate::probe;
+
+/// How often the health ticker runs: fine enough for slow start to look smooth.
+const HEALTH_TICK: Duration = Duration::from_millis(100);
+/// How often the buffered access log is written out.
+const LOG_FLUSH: Duration = Duration::from_secs(1);
+
+/// Start every background loop on `set`.
+pub(crate) fn spawn(set: &mut JoinSet<()>, cluster: &Arc<Cluster>, log: Option<Arc<AccessLog>>) {
+    set.spawn(health_checks(cluster.clone()));
+    set.spawn(load_monitor(cluster.clone()));
+    if let Some(log) = log {
+        set.spawn(flush_access_log(log));
+    }
+}
+
+/// Tick health every 100 ms (ejections ending, slow start ramping); check every node
+/// every `health.interval_ms` when a check path is set.
+async fn health_checks(cluster: Arc<Cluster>) {
+    let mut next_check = tokio::time::Instant::now();
+    let mut ticker = tokio::time::interval(HEALTH_TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        cluster.tick(Instant::now());
+        let settings = cluster.settings();
+        let health = &settings.config.health;
+        if health.path.is_empty() || tokio::time::Instant::now() < next_check {
+            continue;
+        }
+        next_check = tokio::time::Instant::now() + ms(health.interval_ms);
+        for (node, addr) in cluster.probe_targets(|_| true) {
+            let cluster = cluster.clone();
+            let path = health.path.clone();
+            let timeout = ms(health.timeout_ms);
+            tokio::spawn(async move {
+                let ok = matches!(probe::get(addr, &path, timeout).await, Ok((200..=399, _)));
+                cluster.check_result(node, ok, Instant::now());
+            });
+        }
+    }
+}
+
+/// HACC's poll of each node's own load report: every node marked `load_report`, every
+/// `load.poll_ms`. Nodes that offer `/.larder/load` (larder's own node does; nginx does
+/// not) answer with their CPU and disk utilisation; the load view folds them, with the
+/// requests in flight the router counts itself, into the one load number a policy sees.
+async fn load_monitor(cluster: Arc<Cluster>) {
+    loop {
+        let settings = cluster.settings();
+        let load = &settings.config.load;
+        let interval = ms(load.poll_ms);
+        let targets: Vec<(NodeId, SocketAddr)> = cluster.probe_targets(|n| n.load_report);
+        let started = tokio::time::Instant::now();
+        for (node, addr) in targets {
+            let cluster = cluster.clone();
+            let path = load.path.clone();
+            let full = load.disk_full_mb_per_sec * 1e6;
+            tokio::spawn(async move {
+                if let Ok((200, body)) = probe::get(addr, &path, interval).await {
+                    if let Some((cpu, disk)) = parse_report(&body, full) {
+                        cluster.report_load(node, cpu, disk);
+                    }
+                }
+            });
+        }
+        tokio::time::sleep_until(started + interval).await;
+    }
+}
+
+/// Write the buffered access log out every second, so it is never far behind.
+async fn flush_access_log(log: Arc<AccessLog>) {
+    let mut every = tokio::time::interval(LOG_FLUSH);
+    loop {
+        every.tick().await;
+        log.flush();
+    }
+}
