@@ -14,6 +14,8 @@
 //!   [`compare`]: the same workload against several targets, A B A B.
 //! - [`error`]: why a run could not start or its output not be written.
 
+#![forbid(unsafe_code)]
+
 pub mod base_url;
 pub mod client;
 pub mod closed_loop;

@@ -20,6 +20,8 @@
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
 //!   per-target node set.
 
+#![forbid(unsafe_code)]
+
 pub mod bounded;
 pub mod class;
 pub mod hacc;

@@ -25,6 +25,8 @@
 //! stats) and [`Router::serve`] in-process (listeners are bound by the caller, so tests
 //! run it on 127.0.0.1:0).
 
+#![forbid(unsafe_code)]
+
 mod access_log;
 mod admin;
 mod body;

@@ -16,6 +16,8 @@
 //! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG (`chart`).
 //! - `error.rs`: [`SimError`].
 
+#![forbid(unsafe_code)]
+
 mod cache_sizes;
 mod config;
 mod cpu_pool;
