@@ -6,35 +6,16 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+pub use testkit::TempDir;
 
 /// Every blocking read in a test gives up after this long instead of hanging.
 pub const WAIT: Duration = Duration::from_secs(20);
 
 pub const SMALL: &[u8] = b"hello, larder\n";
 pub const SECRET: &str = "TOP-SECRET-OUTSIDE-ROOT";
-
-/// A scratch directory removed on drop.
-pub struct Scratch(pub PathBuf);
-
-impl Scratch {
-    pub fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let p = std::env::temp_dir().join(format!("larder-node-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u32 * 31 + u32::from(seed)) as u8).collect()
@@ -71,14 +52,14 @@ pub struct TestNode {
     pub addr: SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<Result<(), node::NodeError>>>,
-    pub scratch: Scratch,
+    pub scratch: TempDir,
     pub root: PathBuf,
 }
 
 impl TestNode {
     /// Start a node over a fresh docroot; `tune` adjusts the test defaults.
     pub fn start(tune: impl FnOnce(&mut node::Config)) -> TestNode {
-        let scratch = Scratch::new("srv");
+        let scratch = TempDir::new("node-srv");
         let root = make_docroot(&scratch.0);
         let mut cfg = node::Config::new(&root);
         cfg.disk_threads = 2;
