@@ -1,11 +1,9 @@
 //! `larder node` as a program: it serves, and SIGTERM makes it exit cleanly.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::Command;
 use std::time::Duration;
 
-use testkit::{Spawned, TempDir};
+use testkit::{get_once, Spawned, TempDir};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -24,11 +22,7 @@ fn serves_then_exits_on_sigterm() {
     let line = child.stderr.recv_timeout(WAIT).expect("no start-up line");
     let addr = line.split("http://").nth(1).and_then(|s| s.split_whitespace().next()).unwrap();
 
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).unwrap();
+    let resp = get_once(addr, "/a.txt", WAIT);
     assert!(resp.starts_with("HTTP/1.1 200 OK\r\n"), "{resp}");
     assert!(resp.ends_with("\r\n\r\ncli ok\n"), "{resp}");
 

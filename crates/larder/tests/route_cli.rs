@@ -1,12 +1,12 @@
 //! `larder route` as a program: flags and a config file, a request through it to a node,
 //! SIGHUP reloads, SIGTERM drains and exits cleanly; bad input is a clear error.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
-use testkit::{Spawned, TempDir};
+use testkit::{get_once, Spawned, TempDir};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -56,13 +56,7 @@ fn start(args: &[&str]) -> (Spawned, String) {
 }
 
 fn get(addr: &str, path: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).unwrap();
-    resp
+    get_once(addr, path, WAIT)
 }
 
 fn wait_exit(child: &Spawned) -> ExitStatus {

@@ -2,14 +2,12 @@
 //! document through the router, and on SIGTERM stops every process it started and exits
 //! 0; a process that fails to start is named with its error and nothing is left behind.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use testkit::{Spawned, TempDir};
+use testkit::{get_once, Spawned, TempDir};
 
 /// Generous bounds for a loaded 2-core machine; the test takes a few seconds.
 const START: Duration = Duration::from_secs(60);
@@ -92,13 +90,7 @@ fn gone(pid: u32, marker: &str) -> bool {
 fn get(url: &str) -> String {
     let rest = url.strip_prefix("http://").unwrap();
     let (addr, path) = rest.split_at(rest.find('/').unwrap());
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(EXIT)).unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = Vec::new();
-    s.read_to_end(&mut resp).unwrap();
-    String::from_utf8_lossy(&resp).into_owned()
+    get_once(addr, path, EXIT)
 }
 
 #[test]

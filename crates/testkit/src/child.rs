@@ -2,7 +2,7 @@
 //! failed test. Signals go through `kill(1)`, so this crate needs no `unsafe`.
 
 use std::cell::Cell;
-use std::process::{Command, ExitStatus, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
@@ -22,12 +22,7 @@ pub struct Spawned {
 impl Spawned {
     /// Start `command` with stdin closed and stdout and stderr read line by line.
     pub fn start(command: &mut Command) -> Spawned {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+        let mut child = spawn_piped(command);
         let pid = child.id();
         let stdout = lines(child.stdout.take().unwrap());
         let stderr = lines(child.stderr.take().unwrap());
@@ -92,12 +87,7 @@ impl Drop for Spawned {
 /// Run `command` to the end with stdin closed and its output collected; kill it and fail
 /// the test if it takes longer than `limit`.
 pub fn output_within(command: &mut Command, limit: Duration) -> Output {
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let child = spawn_piped(command);
     let pid = child.id();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -111,4 +101,14 @@ pub fn output_within(command: &mut Command, limit: Duration) -> Output {
             panic!("{command:?} did not finish within {limit:?}");
         }
     }
+}
+
+/// Start `command` with stdin closed and stdout and stderr piped to us.
+fn spawn_piped(command: &mut Command) -> Child {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"))
 }
