@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# The project's test command: formatting, lints, then every test of the workspace.
+# The project's test command: formatting, lints, then every test of the workspace, and the
+# tests on the shared real logs when they sit beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+if [ -d ../shared/traces ]; then
+    ./scripts/test-real-logs.sh
+else
+    echo "note: ../shared/traces not beside the checkout: real-log tests not run (scripts/test-real-logs.sh)"
+fi

@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+use chart::{bar_chart, line_chart, RGBColor, Series};
+
 use crate::report::Report;
-use crate::svg::{bar_chart, escape, line_chart, Series};
 use crate::table::render;
 
 /// Render `report` as an HTML page.
@@ -29,14 +30,15 @@ fn over_time(report: &Report) -> String {
     let at = |e: &crate::report::EpochReport| e.start_s + e.duration_s;
     let rps = Series {
         name: "req/s",
-        color: "#4c78a8",
+        color: RGBColor(0x4c, 0x78, 0xa8),
         points: report.epochs.iter().map(|e| (at(e), e.summary.throughput_rps)).collect(),
     };
-    let latency = |name, color, pick: fn(&crate::latency::LatencySummary) -> f64| Series {
-        name,
-        color,
-        points: report.epochs.iter().map(|e| (at(e), pick(&e.summary.latency_ms))).collect(),
-    };
+    let latency =
+        |name, color: RGBColor, pick: fn(&crate::latency::LatencySummary) -> f64| Series {
+            name,
+            color,
+            points: report.epochs.iter().map(|e| (at(e), pick(&e.summary.latency_ms))).collect(),
+        };
     let mut out = String::from("<h2>Over time</h2><div class=\"charts\">");
     out.push_str(&line_chart("Throughput per epoch", "seconds", "requests/s", &[rps], None));
     out.push_str(&line_chart(
@@ -44,16 +46,16 @@ fn over_time(report: &Report) -> String {
         "seconds",
         "milliseconds",
         &[
-            latency("p50", "#54a24b", |l| l.p50),
-            latency("p90", "#f58518", |l| l.p90),
-            latency("p99", "#e45756", |l| l.p99),
+            latency("p50", RGBColor(0x54, 0xa2, 0x4b), |l| l.p50),
+            latency("p90", RGBColor(0xf5, 0x85, 0x18), |l| l.p90),
+            latency("p99", RGBColor(0xe4, 0x57, 0x56), |l| l.p99),
         ],
         None,
     ));
     if report.mode == "ramp" {
         let users = Series {
             name: "users",
-            color: "#72b7b2",
+            color: RGBColor(0x72, 0xb7, 0xb2),
             points: report.epochs.iter().map(|e| (at(e), f64::from(e.users))).collect(),
         };
         out.push_str(&line_chart("Users per epoch", "seconds", "users", &[users], None));
@@ -75,7 +77,7 @@ fn distribution(report: &Report) -> String {
         .enumerate()
         .map(|(i, l)| (i as f64, l.to_string()))
         .collect();
-    let series = Series { name: "latency", color: "#4c78a8", points };
+    let series = Series { name: "latency", color: RGBColor(0x4c, 0x78, 0xa8), points };
     format!(
         "<h2>Latency distribution</h2><div class=\"charts\">{}</div>",
         line_chart("Latency by percentile", "percentile", "milliseconds", &[series], Some(&labels))
@@ -95,4 +97,20 @@ fn nodes(report: &Report) -> String {
         "<h2>Per-node share</h2><div class=\"charts\">{}</div>",
         bar_chart("Share of requests per node", &bars, "%")
     )
+}
+
+/// `text` made safe inside HTML text and attribute values.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn markup_characters_are_escaped() {
+        assert_eq!(escape(r#"<a href="x">&</a>"#), "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;");
+        assert_eq!(escape("plain"), "plain");
+    }
 }

@@ -9,9 +9,12 @@
 //!   for each response; [`open_loop`]: a fixed rate, latency from the intended send time;
 //!   [`ramp`]: DBench's user ramp and its stop conditions; [`run`]: epochs and the end.
 //! - [`stats`], [`latency`]: counters and HDR latency histograms.
-//! - [`report`]: the result; [`table`], [`html`] (with [`svg`] charts): how it is shown;
+//! - [`report`]: the result; [`table`], [`html`] (charts from the `chart` crate): how it
+//!   is shown;
 //!   [`compare`]: the same workload against several targets, A B A B.
 //! - [`error`]: why a run could not start or its output not be written.
+
+#![forbid(unsafe_code)]
 
 pub mod base_url;
 pub mod client;
@@ -29,7 +32,6 @@ pub mod ramp;
 pub mod report;
 pub mod run;
 pub mod stats;
-pub mod svg;
 pub mod table;
 
 pub use base_url::BaseUrl;

@@ -16,6 +16,8 @@
 //! - [`Kind`] (`kind.rs`): pick a cache by name (`lru`, `gds`) and build it boxed.
 //! - [`FxBuildHasher`] (`fx_hash.rs`): a fast, deterministic hasher for integer keys.
 
+#![forbid(unsafe_code)]
+
 mod byte_cache;
 mod cache;
 mod fx_hash;

@@ -17,6 +17,8 @@
 //! Nothing here does I/O: callers own their sockets and buffers, so the same code serves an
 //! event loop, a thread per connection or a test.
 
+#![forbid(unsafe_code)]
+
 pub mod chunked;
 pub mod date;
 pub mod framing;

@@ -3,38 +3,17 @@
 //! the files a user reads afterwards. Bad arguments are refused before anything starts.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output};
 use std::time::Duration;
 
-mod common;
-use common::TempDir;
+use testkit::{output_within, TempDir};
 
 /// A failure guard only: these runs take a few seconds each.
 const LIMIT: Duration = Duration::from_secs(180);
 
 /// Runs larder with `args`; kills it if it outlives [`LIMIT`].
 fn larder(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_larder"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(LIMIT) {
-        Ok(output) => output.unwrap(),
-        Err(_) => {
-            // SAFETY: kill has no memory-safety preconditions; the child is not reaped yet.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-            panic!("larder {args:?} did not finish within {LIMIT:?}");
-        }
-    }
+    output_within(Command::new(env!("CARGO_BIN_EXE_larder")).args(args), LIMIT)
 }
 
 fn text(o: &Output) -> String {

@@ -1,13 +1,12 @@
 //! `larder route` as a program: flags and a config file, a request through it to a node,
 //! SIGHUP reloads, SIGTERM drains and exits cleanly; bad input is a clear error.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
-mod common;
+use testkit::{get_once, Spawned, TempDir};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -45,65 +44,43 @@ fn serve(stream: TcpStream, name: &str) {
     }
 }
 
-/// Start `larder route` with `args`; returns the child and its traffic address (from
-/// the `listening` event it logs on stderr) and the rest of stderr as a channel.
-fn start(args: &[&str]) -> (Child, String, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_larder"))
-        .arg("route")
-        .args(args)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let rx = common::lines(stderr);
-    let line = rx.recv_timeout(WAIT).expect("no start-up line");
+/// Start `larder route` with `args`; returns the child (the rest of its stderr on
+/// `child.stderr`) and its traffic address, from the `listening` event it logs on stderr.
+fn start(args: &[&str]) -> (Spawned, String) {
+    let child = Spawned::start(Command::new(env!("CARGO_BIN_EXE_larder")).arg("route").args(args));
+    let line = child.stderr.recv_timeout(WAIT).expect("no start-up line");
     let event: serde_json::Value = serde_json::from_str(&line).expect(&line);
     assert_eq!(event["msg"], "listening", "{line}");
-    (child, event["addr"].as_str().unwrap().to_string(), rx)
+    let addr = event["addr"].as_str().unwrap().to_string();
+    (child, addr)
 }
 
 fn get(addr: &str, path: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).unwrap();
-    resp
+    get_once(addr, path, WAIT)
 }
 
-fn signal(child: &Child, sig: &str) {
-    let status = Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap();
-    assert!(status.success());
-}
-
-fn wait_exit(mut child: Child) -> std::process::ExitStatus {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    rx.recv_timeout(WAIT).expect("router did not exit on SIGTERM").unwrap()
+fn wait_exit(child: &Spawned) -> ExitStatus {
+    child.wait_within(WAIT).expect("router did not exit on SIGTERM")
 }
 
 #[test]
 fn routes_with_flags_then_exits_on_sigterm() {
     let node = backend("n1").to_string();
     let args = ["--listen", "127.0.0.1:0", "--node", &node, "--policy", "lard", "--admin", ""];
-    let (child, addr, _) = start(&[&args[..], &["--threads", "1", "--node-header"]].concat());
+    let (child, addr) = start(&[&args[..], &["--threads", "1", "--node-header"]].concat());
     let resp = get(&addr, "/a.html");
     assert!(resp.starts_with("HTTP/1.1 200 OK\r\n"), "{resp}");
     assert!(resp.contains(&format!("X-Larder-Node: {node}\r\n")), "{resp}");
     assert!(resp.ends_with("hello from n1"), "{resp}");
-    signal(&child, "-TERM");
-    assert!(wait_exit(child).success());
+    child.signal("TERM");
+    assert!(wait_exit(&child).success());
 }
 
 #[test]
 fn reloads_its_config_file_on_sighup() {
     let (n1, n2) = (backend("n1"), backend("n2"));
-    let dir = std::env::temp_dir().join(format!("larder-route-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("router.toml");
+    let dir = TempDir::new("route-cli");
+    let path = dir.0.join("router.toml");
     let write = |nodes: &[std::net::SocketAddr]| {
         let mut text = String::from("listen = \"127.0.0.1:0\"\nnode_header = true\n");
         text.push_str("[admin]\nlisten = \"\"\n");
@@ -113,17 +90,16 @@ fn reloads_its_config_file_on_sighup() {
         std::fs::write(&path, text).unwrap();
     };
     write(&[n1]);
-    let (child, addr, events) = start(&["--config", path.to_str().unwrap()]);
+    let (child, addr) = start(&["--config", path.to_str().unwrap()]);
     assert!(get(&addr, "/x").contains("X-Larder-Node: n1\r\n"));
     write(&[n2]);
-    signal(&child, "-HUP");
-    let line = events.recv_timeout(WAIT).expect("a reload event");
+    child.signal("HUP");
+    let line = child.stderr.recv_timeout(WAIT).expect("a reload event");
     assert!(line.contains("config reloaded"), "{line}");
     let resp = get(&addr, "/x");
     assert!(resp.ends_with("hello from n2"), "after reload only n2 is configured: {resp}");
-    signal(&child, "-TERM");
-    assert!(wait_exit(child).success());
-    let _ = std::fs::remove_dir_all(&dir);
+    child.signal("TERM");
+    assert!(wait_exit(&child).success());
 }
 
 #[test]

@@ -3,8 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod common;
-use common::TempDir;
+use testkit::TempDir;
 
 fn larder(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_larder")).args(args).output().expect("larder runs")

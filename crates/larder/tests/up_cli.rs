@@ -2,50 +2,33 @@
 //! document through the router, and on SIGTERM stops every process it started and exits
 //! 0; a process that fails to start is named with its error and nothing is left behind.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::process::{Command, ExitStatus};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{lines, TempDir};
+use testkit::{get_once, Spawned, TempDir};
 
 /// Generous bounds for a loaded 2-core machine; the test takes a few seconds.
 const START: Duration = Duration::from_secs(60);
 const EXIT: Duration = Duration::from_secs(30);
 
-/// A running `larder up`: its stdout and stderr lines arrive on channels; its exit status
-/// arrives on `exit` (a thread waits for it, so every wait here has a deadline).
+/// A running `larder up` (killed on drop, taking its children with it: their
+/// parent-death signal).
 struct Up {
+    child: Spawned,
     pid: u32,
-    /// Set once `exit` has reported: then the pid is no longer ours to signal.
-    reaped: std::cell::Cell<bool>,
-    stdout: Receiver<String>,
-    stderr: Receiver<String>,
-    exit: Receiver<ExitStatus>,
 }
 
 fn start(store: &Path, extra: &[&str]) -> Up {
-    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_larder"))
-        .arg("up")
-        .args(["--cache-mb", "2", "--listen", "127.0.0.1:0", "--store-dir"])
-        .arg(store)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let stdout = lines(child.stdout.take().unwrap());
-    let stderr = lines(child.stderr.take().unwrap());
-    let (tx, exit) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait().unwrap());
-    });
-    Up { pid, reaped: false.into(), stdout, stderr, exit }
+    let child = Spawned::start(
+        Command::new(env!("CARGO_BIN_EXE_larder"))
+            .arg("up")
+            .args(["--cache-mb", "2", "--listen", "127.0.0.1:0", "--store-dir"])
+            .arg(store)
+            .args(extra),
+    );
+    Up { pid: child.pid(), child }
 }
 
 impl Up {
@@ -55,7 +38,7 @@ impl Up {
         let mut seen = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.stdout.recv_timeout(left) {
+            match self.child.stdout.recv_timeout(left) {
                 Ok(line) if last(&line) => {
                     seen.push(line);
                     return seen;
@@ -63,44 +46,21 @@ impl Up {
                 Ok(line) => seen.push(line),
                 Err(mpsc::RecvTimeoutError::Disconnected) => return seen,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    self.kill();
-                    panic!("larder up printed only {seen:?}; stderr: {:?}", self.stderr_now());
+                    self.child.kill();
+                    panic!(
+                        "larder up printed only {seen:?}; stderr: {:?}",
+                        self.child.stderr_now()
+                    );
                 }
             }
         }
     }
 
     fn wait_exit(&self) -> ExitStatus {
-        let status = self.exit.recv_timeout(EXIT).unwrap_or_else(|_| {
-            self.kill();
-            panic!("larder up did not exit in time; stderr: {:?}", self.stderr_now())
-        });
-        self.reaped.set(true);
-        status
-    }
-
-    fn stderr_now(&self) -> Vec<String> {
-        self.stderr.try_iter().collect()
-    }
-
-    fn signal(&self, signal: libc::c_int) {
-        // SAFETY: kill has no memory-safety preconditions; the child is not reaped before
-        // `exit` reports it, so the pid is still ours.
-        unsafe { libc::kill(self.pid as libc::pid_t, signal) };
-    }
-
-    fn kill(&self) {
-        if !self.reaped.get() && self.exit.try_recv().is_err() {
-            self.signal(libc::SIGKILL);
-        }
-    }
-}
-
-/// A failed assertion must not leave the cluster running: killing `larder up` takes its
-/// children with it (their parent-death signal).
-impl Drop for Up {
-    fn drop(&mut self) {
-        self.kill();
+        self.child.wait_within(EXIT).unwrap_or_else(|| {
+            self.child.kill();
+            panic!("larder up did not exit in time; stderr: {:?}", self.child.stderr_now())
+        })
     }
 }
 
@@ -130,13 +90,7 @@ fn gone(pid: u32, marker: &str) -> bool {
 fn get(url: &str) -> String {
     let rest = url.strip_prefix("http://").unwrap();
     let (addr, path) = rest.split_at(rest.find('/').unwrap());
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(EXIT)).unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = Vec::new();
-    s.read_to_end(&mut resp).unwrap();
-    String::from_utf8_lossy(&resp).into_owned()
+    get_once(addr, path, EXIT)
 }
 
 #[test]
@@ -157,9 +111,9 @@ fn serves_through_the_router_and_stops_everything_on_sigterm() {
     assert!(node.starts_with('n'), "{node}");
     assert!(body.starts_with("/d/"), "a synthetic document names itself: {body:.40}");
 
-    up.signal(libc::SIGTERM);
+    up.child.signal("TERM");
     let status = up.wait_exit();
-    assert!(status.success(), "{status}; stderr: {:?}", up.stderr_now());
+    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
     for pid in children {
         assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
     }
@@ -180,7 +134,8 @@ fn a_process_that_fails_to_start_is_named_and_nothing_is_left() {
     // Its stderr to the end (it has exited, so the end comes).
     let deadline = Instant::now() + EXIT;
     let mut err = Vec::new();
-    while let Ok(line) = up.stderr.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+    while let Ok(line) =
+        up.child.stderr.recv_timeout(deadline.saturating_duration_since(Instant::now()))
     {
         err.push(line);
     }

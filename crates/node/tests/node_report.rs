@@ -95,7 +95,7 @@ fn report_paths_are_configurable_and_can_be_off() {
 
 #[test]
 fn access_log_in_combined_format() {
-    let scratch = Scratch::new("log");
+    let scratch = TempDir::new("node-log");
     let log_path = scratch.0.join("access.log");
     let lp = log_path.clone();
     let mut node = TestNode::start(move |cfg| cfg.access_log = Some(lp));

@@ -21,6 +21,8 @@
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
 //!   per-target node set.
 
+#![forbid(unsafe_code)]
+
 pub mod bounded;
 pub mod build;
 pub mod class;

@@ -28,6 +28,8 @@
 //! [`Router::serve`], which takes bound listeners and a shutdown future: the process
 //! around it (runtime, binding, signals) is the caller's, so tests run it on 127.0.0.1:0.
 
+#![forbid(unsafe_code)]
+
 mod access_log;
 mod admin;
 mod background;

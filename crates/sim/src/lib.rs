@@ -13,8 +13,10 @@
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
 //! - `sweep.rs`: [`sweep`] over cluster sizes and policies, and [`NodeRange`] parsing.
 //! - `report.rs`: the readable table.
-//! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG.
+//! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG (`chart`).
 //! - `error.rs`: [`SimError`].
+
+#![forbid(unsafe_code)]
 
 mod cache_sizes;
 mod config;

@@ -111,7 +111,12 @@ fn sweep_runs_every_size_and_policy_and_prints_json_lines() {
         assert_eq!(v["per_node"].as_array().unwrap().len(), r.nodes);
     }
     let svg = sim::throughput_svg(&results, "t");
-    assert!(svg.starts_with("<svg") && svg.contains("<polyline") && svg.contains(">rr<"));
+    assert!(svg.starts_with("<svg") && svg.contains("<polyline") && svg.contains("\nrr\n"));
+    // One dot per run, the cluster sizes (whole numbers) on the x axis.
+    assert_eq!(svg.matches("<circle").count(), results.len());
+    assert!(
+        ["\n1\n", "\n2\n", "\n3\n"].iter().all(|n| svg.contains(n)) && !svg.contains("\n1.5\n")
+    );
     let table = sim::table(&results, Some(1.0));
     assert_eq!(table.lines().filter(|l| l.starts_with("rr ")).count(), 6);
 }

@@ -20,6 +20,8 @@
 //! - `size.rs`: [`parse_size`] for sizes people write (`64MB`, `1.4MiB`).
 //! - `error.rs`: [`TraceError`].
 
+#![forbid(unsafe_code)]
+
 pub mod clf;
 pub mod docroot;
 mod error;

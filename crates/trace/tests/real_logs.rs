@@ -1,16 +1,23 @@
-//! The shared real logs, when this checkout sits next to them (skipped quietly if not).
+//! The shared real logs in `../shared/traces` beside the checkout. They are not part of
+//! the repository, so these tests are ignored by a plain `cargo test` and run by
+//! `scripts/test-real-logs.sh`, where a missing log is a failure.
 
 use std::path::PathBuf;
 use trace::{load_workload, LoadOptions, SkipReason, Stats, DEFAULT_IDLE_GAP_MS};
 
-fn shared_trace(name: &str) -> Option<PathBuf> {
+const NEEDS_LOGS: &str = "needs ../shared/traces beside the checkout: scripts/test-real-logs.sh";
+
+/// The path of a shared log; panics (fails the test) when it is not there.
+fn shared_trace(name: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name);
-    path.is_file().then_some(path)
+    assert!(path.is_file(), "shared log {} not found ({NEEDS_LOGS})", path.display());
+    path
 }
 
 #[test]
+#[ignore = "needs ../shared/traces beside the checkout: scripts/test-real-logs.sh"]
 fn epa_aug95() {
-    let Some(path) = shared_trace("epa_aug95.log.gz") else { return };
+    let path = shared_trace("epa_aug95.log.gz");
     let (w, report) = load_workload(&path, &LoadOptions::default()).unwrap();
     assert_eq!(report.lines, 47_748);
     assert_eq!(report.lines, report.requests + report.skipped_lines);
@@ -32,8 +39,9 @@ fn epa_aug95() {
 }
 
 #[test]
+#[ignore = "needs ../shared/traces beside the checkout: scripts/test-real-logs.sh"]
 fn apache_combined_2015() {
-    let Some(path) = shared_trace("apache_combined_2015.log") else { return };
+    let path = shared_trace("apache_combined_2015.log");
     let (w, report) = load_workload(&path, &LoadOptions::default()).unwrap();
     assert_eq!(report.lines, 10_000);
     // Checked independently with awk: 9,614 GET/HEAD lines with status 2xx or 304.

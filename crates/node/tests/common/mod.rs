@@ -6,35 +6,16 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+pub use testkit::{Response, TempDir};
 
 /// Every blocking read in a test gives up after this long instead of hanging.
 pub const WAIT: Duration = Duration::from_secs(20);
 
 pub const SMALL: &[u8] = b"hello, larder\n";
 pub const SECRET: &str = "TOP-SECRET-OUTSIDE-ROOT";
-
-/// A scratch directory removed on drop.
-pub struct Scratch(pub PathBuf);
-
-impl Scratch {
-    pub fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let p = std::env::temp_dir().join(format!("larder-node-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u32 * 31 + u32::from(seed)) as u8).collect()
@@ -71,14 +52,14 @@ pub struct TestNode {
     pub addr: SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<Result<(), node::NodeError>>>,
-    pub scratch: Scratch,
+    pub scratch: TempDir,
     pub root: PathBuf,
 }
 
 impl TestNode {
     /// Start a node over a fresh docroot; `tune` adjusts the test defaults.
     pub fn start(tune: impl FnOnce(&mut node::Config)) -> TestNode {
-        let scratch = Scratch::new("srv");
+        let scratch = TempDir::new("node-srv");
         let root = make_docroot(&scratch.0);
         let mut cfg = node::Config::new(&root);
         cfg.disk_threads = 2;
@@ -125,19 +106,6 @@ impl Drop for TestNode {
     }
 }
 
-#[derive(Debug)]
-pub struct Resp {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Resp {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-}
-
 /// A blocking client that keeps unread bytes, so pipelined answers can be read one by one.
 pub struct Client {
     pub stream: TcpStream,
@@ -156,7 +124,7 @@ impl Client {
         self.stream.write_all(raw).unwrap();
     }
 
-    pub fn get(&mut self, path: &str) -> Resp {
+    pub fn get(&mut self, path: &str) -> Response {
         self.send(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
         self.response(false)
     }
@@ -169,18 +137,10 @@ impl Client {
     }
 
     /// Read one response; `head_request` says it answers a HEAD (no body follows).
-    pub fn response(&mut self, head_request: bool) -> Resp {
+    pub fn response(&mut self, head_request: bool) -> Response {
         loop {
-            let mut hs = [httparse::EMPTY_HEADER; 64];
-            let mut r = httparse::Response::new(&mut hs);
-            if let httparse::Status::Complete(n) = r.parse(&self.buf).expect("bad response") {
-                let status = r.code.unwrap();
-                let headers: Vec<(String, String)> = r
-                    .headers
-                    .iter()
-                    .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
-                    .collect();
-                let resp = Resp { status, headers, body: Vec::new() };
+            if let Some((resp, n)) = Response::parse_head(&self.buf).expect("bad response") {
+                let status = resp.status;
                 let len = if head_request || status == 304 || status < 200 {
                     0
                 } else {
@@ -191,7 +151,7 @@ impl Client {
                 }
                 let body = self.buf[n..n + len].to_vec();
                 self.buf.drain(..n + len);
-                return Resp { body, ..resp };
+                return Response { body, ..resp };
             }
             assert!(self.fill() > 0, "connection closed before a response: {:?}", self.buf);
         }
@@ -210,7 +170,7 @@ impl Client {
 }
 
 /// Send raw bytes on a fresh connection and read one answer.
-pub fn raw(addr: SocketAddr, request: &[u8]) -> Resp {
+pub fn raw(addr: SocketAddr, request: &[u8]) -> Response {
     let mut c = Client::connect(addr);
     c.send(request);
     c.response(false)

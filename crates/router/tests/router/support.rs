@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use http1::{BodyFraming, ChunkEvent, ChunkedDecoder};
 use router::{NodeConfig, Router, RouterConfig, RouterHandle};
+pub use testkit::Response;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot, Semaphore};
@@ -29,7 +30,7 @@ pub struct Seen {
 
 impl Seen {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        testkit::header(&self.headers, name)
     }
 }
 
@@ -309,24 +310,6 @@ pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
     c
 }
 
-/// A response as the test client saw it.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Reply {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-
-    pub fn node(&self) -> &str {
-        self.header("x-larder-node").unwrap_or("")
-    }
-}
-
 /// A keep-alive client connection.
 pub struct Client {
     stream: TcpStream,
@@ -349,37 +332,29 @@ impl Client {
     }
 
     /// GET `path` and read the reply.
-    pub async fn get(&mut self, path: &str) -> Reply {
+    pub async fn get(&mut self, path: &str) -> Response {
         let raw = format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n");
         self.send_raw(raw.as_bytes()).await;
         self.reply(false).await.expect("a reply")
     }
 
     /// Read one response; `None` if the connection ends first.
-    pub async fn reply(&mut self, head_request: bool) -> Option<Reply> {
+    pub async fn reply(&mut self, head_request: bool) -> Option<Response> {
         tokio::time::timeout(LIMIT, self.reply_inner(head_request)).await.expect("reply in time")
     }
 
-    async fn reply_inner(&mut self, head_request: bool) -> Option<Reply> {
+    async fn reply_inner(&mut self, head_request: bool) -> Option<Response> {
         loop {
-            let mut headers = [httparse::EMPTY_HEADER; 64];
-            let mut resp = httparse::Response::new(&mut headers);
-            if let Ok(httparse::Status::Complete(len)) = resp.parse(&self.buf) {
-                let status = resp.code.unwrap();
-                let headers: Vec<(String, String)> = resp
-                    .headers
-                    .iter()
-                    .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
-                    .collect();
-                let fields = resp.headers.iter().map(|h| (h.name, h.value));
+            if let Ok(Some((reply, len))) = Response::parse_head(&self.buf) {
+                let fields = reply.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()));
                 let framing =
-                    http1::framing::response_framing(fields, status, head_request).unwrap();
+                    http1::framing::response_framing(fields, reply.status, head_request).unwrap();
                 self.buf.drain(..len);
                 let body = self.body(framing).await?;
-                if (100..200).contains(&status) {
+                if (100..200).contains(&reply.status) {
                     continue;
                 }
-                return Some(Reply { status, headers, body });
+                return Some(Response { body, ..reply });
             }
             if !fill(&mut self.stream, &mut self.buf).await {
                 return None;
@@ -454,7 +429,7 @@ pub async fn admin_json(admin: SocketAddr, path: &str) -> serde_json::Value {
     serde_json::from_slice(&reply.body).unwrap()
 }
 
-pub async fn admin_get(admin: SocketAddr, path: &str) -> Reply {
+pub async fn admin_get(admin: SocketAddr, path: &str) -> Response {
     let mut c = Client::connect(admin).await;
     c.get(path).await
 }

@@ -163,7 +163,7 @@ pub fn write(
         let chart = |title: &str, unit: &str, f: &dyn Fn(&Row) -> f64| {
             let bars: Vec<(String, f64)> =
                 systems.iter().map(|(s, runs)| (s.to_string(), median(runs, f))).collect();
-            bench::svg::bar_chart(&format!("{title}: {workload}, {connections}"), &bars, unit)
+            chart::bar_chart(&format!("{title}: {workload}, {connections}"), &bars, unit)
         };
         let stem = format!("{workload}-{connections}");
         write(
