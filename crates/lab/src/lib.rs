@@ -49,6 +49,7 @@ pub mod results;
 pub mod route;
 pub mod run_dir;
 pub mod signals;
+pub mod sim_fit;
 pub mod store;
 pub mod up;
 pub mod workload;

@@ -13,6 +13,7 @@
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
 //! - `sweep.rs`: [`sweep`] over cluster sizes and policies, and [`NodeRange`] parsing.
 //! - `report.rs`: the readable table.
+//! - `route_keys.rs`: targets keyed as larder route keys their URLs.
 //! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG.
 //! - `error.rs`: [`SimError`].
 
@@ -26,6 +27,7 @@ mod ideal;
 mod model;
 mod report;
 mod result;
+mod route_keys;
 mod svg;
 mod sweep;
 
@@ -37,5 +39,6 @@ pub use ideal::ideal_hit_ratio;
 pub use model::Model;
 pub use report::table;
 pub use result::{NodeResult, RunResult};
+pub use route_keys::{route_targets, served_urls};
 pub use svg::throughput_svg;
 pub use sweep::{sweep, NodeRange};

@@ -128,6 +128,15 @@ pub struct Args {
     /// its name (it always goes to logs/ under --out).
     #[arg(long)]
     verbose: bool,
+    /// Instead of running: fit the simulator to the rows of an earlier run in DIR
+    /// (rows.json; table.md names the machine, caches and users) and compare what it
+    /// predicts with what was measured, into DIR/sim-vs-reality.md. The other shape flags
+    /// (--dataset-mb, --alpha, --seed, --file-size, --dyn-view-size) say how it ran.
+    #[arg(long, value_name = "DIR")]
+    sim_fit: Option<PathBuf>,
+    /// With --sim-fit: microseconds of one O_DIRECT read of a static file.
+    #[arg(long, value_name = "US", default_value_t = 55.0, requires = "sim_fit")]
+    sim_disk_us: f64,
 }
 
 fn parse_ramp(s: &str) -> Result<RampSpec, String> {
@@ -176,6 +185,21 @@ impl Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(dir) = &args.sim_fit {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let shape = lab::sim_fit::Shape {
+            cpus,
+            cache_mb: args.cache_mb.clone(),
+            users: args.users,
+            dataset_mb: args.dataset_mb.map(|m| m as f64),
+            alpha: args.alpha,
+            seed: args.seed,
+            file_size: args.file_size,
+            view_size: args.dyn_view_size,
+            disk_us: args.sim_disk_us,
+        };
+        return Ok(lab::sim_fit::run(dir, &shape)?);
+    }
     Ok(lab::experiment::run(&args.plan())?)
 }
 

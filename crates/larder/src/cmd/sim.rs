@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use cache::Kind;
-use policy::{MapperConfig, PolicyKind, PolicySpec, Target, TargetMapper, SECOND};
+use policy::{PolicyKind, PolicySpec, Target, SECOND};
 use serde::Serialize;
 use sim::{CacheSizes, Model, NodeRange, RunResult, SimConfig, Simulator};
 use trace::{LoadOptions, Popularity, SizeMix, SynthConfig, Workload};
@@ -287,29 +287,9 @@ impl Args {
                 }
                 urls
             }
-            None => workload
-                .targets
-                .iter()
-                .map(|t| {
-                    trace::served_url(&t.path)
-                        .map_err(|e| anyhow::anyhow!("target {:?} has no URL: {e:?}", t.path))
-                })
-                .collect::<anyhow::Result<_>>()?,
+            None => sim::served_urls(workload)?,
         };
-        let defaults = MapperConfig::default();
-        let mapper = TargetMapper::new(MapperConfig {
-            tree_depth: self.tree_depth.unwrap_or(defaults.tree_depth),
-            ..defaults
-        });
-        urls.iter()
-            .enumerate()
-            .map(|(i, url)| {
-                mapper
-                    .map(url.as_bytes())
-                    .map(|m| m.target)
-                    .map_err(|e| anyhow::anyhow!("target {i}: URL {url:?}: {e}"))
-            })
-            .collect()
+        Ok(sim::route_targets(&urls, self.tree_depth)?)
     }
 
     fn policies(&self) -> anyhow::Result<Vec<PolicySpec>> {
