@@ -11,6 +11,7 @@
 //! - [`stats`], [`latency`]: counters and HDR latency histograms.
 //! - [`report`]: the result; [`table`], [`html`] (with [`svg`] charts): how it is shown;
 //!   [`compare`]: the same workload against several targets, A B A B.
+//! - [`progress`]: the live epoch line on a terminal.
 //! - [`error`]: why a run could not start or its output not be written.
 
 pub mod base_url;
@@ -25,6 +26,7 @@ pub mod http_client;
 pub mod latency;
 pub mod open_loop;
 pub mod plan;
+pub mod progress;
 pub mod ramp;
 pub mod report;
 pub mod run;

@@ -13,6 +13,7 @@
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
 //! - `sweep.rs`: [`sweep`] over cluster sizes and policies, and [`NodeRange`] parsing.
 //! - `report.rs`: the readable table.
+//! - `timing.rs`: replay speed per run ([`TimedResult`]).
 //! - `route_keys.rs`: targets keyed as larder route keys their URLs.
 //! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG.
 //! - `error.rs`: [`SimError`].
@@ -30,6 +31,7 @@ mod result;
 mod route_keys;
 mod svg;
 mod sweep;
+mod timing;
 
 pub use cache_sizes::CacheSizes;
 pub use config::{SimConfig, MAX_NODES, MAX_SHARED_CPUS};
@@ -42,3 +44,4 @@ pub use result::{NodeResult, RunResult};
 pub use route_keys::{route_targets, served_urls};
 pub use svg::throughput_svg;
 pub use sweep::{sweep, NodeRange};
+pub use timing::{per_second, thread_cpu_seconds, TimedResult};
