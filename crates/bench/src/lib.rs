@@ -12,6 +12,7 @@
 //! - [`report`]: the result; [`table`], [`html`] (charts from the `chart` crate): how it
 //!   is shown;
 //!   [`compare`]: the same workload against several targets, A B A B.
+//! - [`progress`]: the live epoch line on a terminal.
 //! - [`error`]: why a run could not start or its output not be written.
 
 #![forbid(unsafe_code)]
@@ -28,6 +29,7 @@ pub mod http_client;
 pub mod latency;
 pub mod open_loop;
 pub mod plan;
+pub mod progress;
 pub mod ramp;
 pub mod report;
 pub mod run;

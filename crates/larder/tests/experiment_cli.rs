@@ -135,6 +135,13 @@ fn up_bench_compares_the_policies() {
         assert!(stdout.contains(&format!("| {policy} |")), "{stdout}");
     }
     assert!(dir.0.join("up-bench").join("table.md").is_file());
+    // The table and the claims are the output; the processes' own lines go to logs/.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.contains("\nclaims:\n") && !stdout.contains("issue"), "{stdout}");
+    assert!(!stdout.contains("[router]") && !stderr.contains("[router]"), "{}", text(&output));
+    let logs = dir.0.join("up-bench").join("logs");
+    let runs = std::fs::read_dir(&logs).unwrap().count();
+    assert_eq!(runs, 5, "one directory of logs per policy in {}", logs.display());
 }
 
 #[test]

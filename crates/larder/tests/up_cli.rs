@@ -3,7 +3,7 @@
 //! 0; a process that fails to start is named with its error and nothing is left behind.
 
 use std::path::Path;
-use std::process::{Command, ExitStatus};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -127,7 +127,11 @@ fn serves_through_the_router_and_stops_everything_on_sigterm() {
 #[test]
 fn a_process_that_fails_to_start_is_named_and_nothing_is_left() {
     let tmp = TempDir::new("up-test-fail");
-    let up = start(&tmp.0.join("store"), &["--nodes", "2", "--policy", "no-such-policy"]);
+    // The config is read as the router reads it, but only the router judges it whole:
+    // a policy it does not know makes it fail to start after the nodes are up.
+    let config = tmp.path("router.toml");
+    std::fs::write(&config, "[policy]\nkind = \"no-such-policy\"\n").unwrap();
+    let up = start(&tmp.0.join("store"), &["--nodes", "2", "--config", &config]);
     let out = up.stdout_until(|_| false);
     let status = up.wait_exit();
     assert!(!status.success());
@@ -146,4 +150,16 @@ fn a_process_that_fails_to_start_is_named_and_nothing_is_left() {
     for pid in nodes {
         assert!(gone(pid, &tmp.0.to_string_lossy()), "node {pid} outlived larder up");
     }
+}
+
+#[test]
+fn an_unknown_policy_is_refused_with_the_known_ones() {
+    let output = Command::new(env!("CARGO_BIN_EXE_larder"))
+        .args(["up", "--policy", "no-such-policy"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("no-such-policy") && err.contains("lard-r"), "{err}");
 }

@@ -78,7 +78,7 @@ impl Config {
             linger_timeout: Duration::from_secs(2),
             shutdown_grace: Duration::from_secs(30),
             backlog: 4096,
-            load_path: Some("/.larder/load".into()),
+            load_path: Some(wire::LOAD_REPORT_PATH.into()),
             metrics_path: Some("/.larder/metrics".into()),
             dynamic: Some(DynamicConfig::default()),
             access_log: None,

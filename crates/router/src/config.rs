@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use policy::mapper::{ClassRule, PathMatch, ViewRule};
 use policy::{ClassId, LoadWeights, MapperConfig, NodeId, PolicyKind, PolicySpec, SECOND};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::RouterError;
 use http1::ChunkLimits;
 
 /// Everything the router needs to run; reloadable except the listen addresses.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RouterConfig {
     /// Traffic listener (used by `larder route`; `serve` takes a bound listener).
@@ -58,7 +58,7 @@ impl Default for RouterConfig {
 }
 
 /// One back-end node.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NodeConfig {
     pub addr: SocketAddr,
@@ -93,7 +93,7 @@ impl NodeConfig {
 }
 
 /// The policy and its parameters (see `policy::PolicySpec` for their meaning).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyConfig {
     pub kind: String,
@@ -123,7 +123,7 @@ impl Default for PolicyConfig {
 }
 
 /// A pool of nodes (by name or address) for one content class (policy `class`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ClassPoolConfig {
     pub class: u8,
@@ -137,7 +137,7 @@ fn rr() -> String {
 }
 
 /// URL → target mapping (see `policy::mapper` for the rule).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct MappingConfig {
     /// The query is part of a target's key (off: a static file ignores its query).
@@ -146,8 +146,10 @@ pub struct MappingConfig {
     pub tree_depth: usize,
     /// Rules keying dynamic URLs by their view; absent means the mapper's defaults
     /// (Domino `*.nsf` and larder node's `/app`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub views: Option<Vec<RuleConfig>>,
     /// Rules giving paths a content class; absent means the mapper's defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<RuleConfig>>,
 }
 
@@ -165,10 +167,12 @@ impl Default for MappingConfig {
 
 /// One mapping rule: exactly one of `prefix` or `extension`, with `levels` (views) or
 /// `class` (classes).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub extension: Option<String>,
     #[serde(default)]
     pub levels: usize,
@@ -189,7 +193,7 @@ impl RuleConfig {
 }
 
 /// The admin listener (`/stats`, `/metrics`, `/targets`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct AdminConfig {
     /// Empty disables the admin listener.
@@ -203,7 +207,7 @@ impl Default for AdminConfig {
 }
 
 /// The load monitor: HACC polled every node's load every 200 ms.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct LoadConfig {
     pub poll_ms: u64,
@@ -224,7 +228,7 @@ impl Default for LoadConfig {
         let w = LoadWeights::default();
         LoadConfig {
             poll_ms: 200,
-            path: "/.larder/load".to_string(),
+            path: wire::LOAD_REPORT_PATH.to_string(),
             w_in_flight: w.in_flight,
             w_cpu: w.cpu,
             w_disk: w.disk,
@@ -240,7 +244,7 @@ impl LoadConfig {
 }
 
 /// Active checks, passive ejection and slow start.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HealthConfig {
     /// Path probed with GET; empty disables active checks (then an ejected node is tried
@@ -274,7 +278,7 @@ impl Default for HealthConfig {
 }
 
 /// Size limits; every one is enforced with a clear status, never a panic.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Request or response head, request line included (431 / 502 beyond it).
@@ -320,7 +324,7 @@ impl Limits {
 }
 
 /// Timeouts, in milliseconds.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Timeouts {
     /// From a request's first byte to the end of its head (408 beyond it).
@@ -363,6 +367,12 @@ impl RouterConfig {
             toml::from_str(text).map_err(|e| RouterError::Config(e.to_string()))?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// The config as TOML that [`RouterConfig::from_toml`] reads back (for a router
+    /// started by another process with a config it built).
+    pub fn to_toml(&self) -> Result<String, RouterError> {
+        toml::to_string(self).map_err(|e| RouterError::Config(e.to_string()))
     }
 
     /// Read and parse a TOML file.
@@ -487,6 +497,13 @@ mod tests {
         let c = RouterConfig::from_toml(text).unwrap();
         assert_eq!(c.nodes.len(), 3);
         assert_eq!(c.policy_spec(&c.config_order_ids()).unwrap().kind, PolicyKind::Lard);
+    }
+
+    #[test]
+    fn a_config_written_as_toml_reads_back_the_same() {
+        let text = include_str!("../../../examples/router.toml");
+        let c = RouterConfig::from_toml(text).unwrap();
+        assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
     }
 
     #[test]

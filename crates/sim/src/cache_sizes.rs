@@ -22,6 +22,19 @@ pub enum CacheSizes {
 }
 
 impl CacheSizes {
+    /// `32 MiB per node` or `16,16,8,8 MiB node by node, 48 MiB in all`, for titles.
+    pub fn label(&self, nodes: usize) -> String {
+        match self {
+            CacheSizes::Uniform(_) => format!("{self} MiB per node"),
+            CacheSizes::PerNode(_) => {
+                format!(
+                    "{self} MiB node by node, {} MiB in all",
+                    self.total(nodes) as f64 / (1u64 << 20) as f64
+                )
+            }
+        }
+    }
+
     /// Capacity of node `node` (of a cluster this list fits, see [`CacheSizes::check`]).
     pub fn of(&self, node: usize) -> u64 {
         match self {

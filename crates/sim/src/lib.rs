@@ -13,6 +13,8 @@
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
 //! - `sweep.rs`: [`sweep`] over cluster sizes and policies, and [`NodeRange`] parsing.
 //! - `report.rs`: the readable table.
+//! - `timing.rs`: replay speed per run ([`TimedResult`]).
+//! - `route_keys.rs`: targets keyed as larder route keys their URLs.
 //! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG (`chart`).
 //! - `error.rs`: [`SimError`].
 
@@ -28,8 +30,10 @@ mod ideal;
 mod model;
 mod report;
 mod result;
+mod route_keys;
 mod svg;
 mod sweep;
+mod timing;
 
 pub use cache_sizes::CacheSizes;
 pub use config::{SimConfig, MAX_NODES, MAX_SHARED_CPUS};
@@ -39,5 +43,7 @@ pub use ideal::ideal_hit_ratio;
 pub use model::Model;
 pub use report::table;
 pub use result::{NodeResult, RunResult};
+pub use route_keys::{route_targets, served_urls};
 pub use svg::throughput_svg;
 pub use sweep::{sweep, NodeRange};
+pub use timing::{per_second, thread_cpu_seconds, TimedResult};

@@ -17,6 +17,7 @@
 //! - `synth.rs`: synthetic document stores and request streams ([`generate`]).
 //! - `docroot.rs`: target → file mapping and the docroot writer.
 //! - `stats.rs`: [`Stats`], including the ideal-cache working-set curve.
+//! - `stats_table.rs`: [`stats_table`], the statistics in human units.
 //! - `size.rs`: [`parse_size`] for sizes people write (`64MB`, `1.4MiB`).
 //! - `error.rs`: [`TraceError`].
 
@@ -32,6 +33,7 @@ pub mod session;
 mod size;
 mod skip;
 pub mod stats;
+pub mod stats_table;
 pub mod synth;
 pub mod workload;
 
@@ -44,5 +46,6 @@ pub use session::{session_count, sessions, Session, SessionRequest, DEFAULT_IDLE
 pub use size::parse_size;
 pub use skip::SkipReason;
 pub use stats::{Coverage, Stats};
+pub use stats_table::{human_bytes, stats_table};
 pub use synth::{docs_for_dataset, generate, Popularity, SizeMix, SynthConfig};
 pub use workload::{TargetInfo, WorkRequest, Workload};

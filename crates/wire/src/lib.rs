@@ -28,5 +28,5 @@ pub mod percent;
 pub mod ready;
 
 pub use civil::CivilTime;
-pub use load_report::LoadReport;
+pub use load_report::{LoadReport, LOAD_REPORT_PATH};
 pub use ready::{NodeReady, RouterReady};

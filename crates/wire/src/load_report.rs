@@ -8,6 +8,10 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
+/// Where a larder node serves its load report unless told otherwise, and where the
+/// router and the experiments look for it.
+pub const LOAD_REPORT_PATH: &str = "/.larder/load";
+
 /// One snapshot of a node's load.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

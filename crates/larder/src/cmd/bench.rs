@@ -3,7 +3,6 @@
 //! `larder bench compare` runs the same workload against several targets, A B A B;
 //! `larder bench experiment` runs the headline experiments (see `super::experiment`).
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -263,30 +262,6 @@ impl LoadArgs {
     }
 }
 
-/// Shows each epoch on one overwritten line, only when stdout is a terminal.
-struct Progress {
-    on: bool,
-}
-
-impl Progress {
-    fn new() -> Self {
-        Progress { on: std::io::stdout().is_terminal() }
-    }
-
-    fn epoch(&self, epoch: &bench::report::EpochReport) {
-        if self.on {
-            print!("\r\x1b[K{}", table::progress_line(epoch));
-            let _ = std::io::stdout().flush();
-        }
-    }
-
-    fn clear(&self) {
-        if self.on {
-            print!("\r\x1b[K");
-        }
-    }
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         Some(BenchCommand::Compare(compare)) => return run_compare(*compare),
@@ -300,7 +275,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let source = args.workload.source()?;
     let plan = args.workload.plan(&source, &base)?;
     let config = args.load.config(base, plan, matches!(source, Source::Single))?;
-    let progress = Progress::new();
+    let progress = bench::progress::Progress::new();
     let report = args.load.runtime()?.block_on(bench::run(&config, |e| progress.epoch(e)))?;
     progress.clear();
     print!("{}", table::render(&report));
@@ -328,7 +303,7 @@ fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
     let targets = args.targets.iter().map(|t| BaseUrl::parse(t)).collect::<Result<Vec<_>, _>>()?;
     let source = args.workload.source()?;
     let single = matches!(source, Source::Single);
-    let progress = Progress::new();
+    let progress = bench::progress::Progress::new();
     let reports = args.load.runtime()?.block_on(compare::run_alternating(
         &targets,
         args.rounds,

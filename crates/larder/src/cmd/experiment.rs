@@ -1,68 +1,11 @@
-//! `larder bench experiment`: the headline experiments on real processes and sockets.
-//!
-//! For every workload, connection mode and round, every front-end runs in turn (A B A B):
-//! fresh nodes (cold caches) with unequal caches, the front-end in front of them, a
-//! warm-up, a measured closed loop (or, for `classes`, two open loops), optionally the
-//! DBench ramp, then everything is stopped. Hit ratios come from the nodes' load reports,
-//! CPU time from /proc, latency and throughput from the load generator in this process.
-//!
-//! - `workload`: what the nodes serve and the request streams.
-//! - `measure`: one front-end on one workload: fresh nodes, front-end, load, figures.
-//! - `cluster`: the nodes of one run, their counters and CPU time.
-//! - `front`: larder route with a policy, HAProxy or nginx.
-//! - `results`: rows, tables, JSON and charts.
+//! `larder bench experiment`: the headline experiments, run by [`lab::experiment`]; this
+//! file turns the flags into a [`lab::ExperimentPlan`].
 
-mod cluster;
-mod front;
-mod measure;
-mod results;
-mod workload;
-
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
 use bench::{parse_duration, RampSpec};
-use clap::ValueEnum;
-
-use super::process::child;
-use super::process::signals::Signals;
-use super::up::{store, RunDir};
-use cluster::NodeSpec;
-use front::{RouterSetup, System, Tools};
-use results::Row;
-use workload::{Content, DynCost, Sizing, Workload, WorkloadKind};
-
-/// Longest wait for a process to start and answer.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long stopped processes get to exit before they are killed.
-const STOP_GRACE: Duration = Duration::from_secs(5);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Kind {
-    /// Policies and anchors on cache-bound workloads (LARD's and HACC's headline).
-    Locality,
-    /// Static files with a share of CPU-heavy dynamic requests: response time of the
-    /// static ones under `class` routing vs `rr` (HACC's ASP case).
-    Classes,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Connections {
-    /// Persistent connections: every request of a user on one connection.
-    KeepAlive,
-    /// A new connection for every request (HTTP/1.0 style).
-    PerRequest,
-}
-
-impl Connections {
-    fn name(self) -> &'static str {
-        match self {
-            Connections::KeepAlive => "keep-alive",
-            Connections::PerRequest => "per-request",
-        }
-    }
-}
+use lab::{Connections, DynCost, ExperimentPlan, Kind, Ramp, System, WorkloadKind};
 
 /// Run the headline experiments: start nodes, front-ends (larder route with each policy,
 /// HAProxy, nginx) and load, A B A B, and write tables, JSON and SVG charts.
@@ -181,289 +124,110 @@ pub struct Args {
     /// Directory for table.md, rows.json and the SVG charts.
     #[arg(long, value_name = "DIR", default_value = "experiment-results")]
     out: PathBuf,
-}
-
-impl Args {
-    /// The arguments these command-line flags give (for commands that run an experiment
-    /// of their own, like `larder up --bench`), with every other flag at its default.
-    pub fn from_flags<I: IntoIterator<Item = String>>(flags: I) -> anyhow::Result<Args> {
-        #[derive(clap::Parser)]
-        struct Flags {
-            #[command(flatten)]
-            args: Args,
-        }
-        let argv = std::iter::once("experiment".to_string()).chain(flags);
-        Ok(<Flags as clap::Parser>::try_parse_from(argv)?.args)
-    }
+    /// Also show every started process's output as it comes, each line prefixed with
+    /// its name (it always goes to logs/ under --out).
+    #[arg(long)]
+    verbose: bool,
+    /// Instead of running: fit the simulator to the rows of an earlier run in DIR
+    /// (rows.json; table.md names the machine, caches and users) and compare what it
+    /// predicts with what was measured, into DIR/sim-vs-reality.md. The other shape flags
+    /// (--dataset-mb, --alpha, --seed, --file-size, --dyn-view-size) say how it ran.
+    #[arg(long, value_name = "DIR")]
+    sim_fit: Option<PathBuf>,
+    /// With --sim-fit: microseconds of one O_DIRECT read of a static file.
+    #[arg(long, value_name = "US", default_value_t = 55.0, requires = "sim_fit")]
+    sim_disk_us: f64,
 }
 
 fn parse_ramp(s: &str) -> Result<RampSpec, String> {
     RampSpec::parse(s).map_err(|e| e.to_string())
 }
 
-/// Everything fixed for the whole experiment.
-struct Setup {
-    kind: Kind,
-    exe: PathBuf,
-    tools: Tools,
-    router: RouterSetup,
-    nodes: Vec<NodeSpec>,
-    users: u32,
-    duration: Duration,
-    warmup: Duration,
-    ramp: Option<(RampSpec, Duration, u32)>,
-    rate: f64,
-    dynamic_share: f64,
-    client_threads: usize,
-    signals: Signals,
-    dir: PathBuf,
+impl Args {
+    fn plan(self) -> ExperimentPlan {
+        ExperimentPlan {
+            kind: self.kind,
+            workloads: self.workloads,
+            trace: self.trace,
+            systems: self.systems,
+            cache_mb: self.cache_mb,
+            pin: self.pin,
+            pin_front: self.pin_front,
+            dataset_mb: self.dataset_mb,
+            file_size: self.file_size,
+            alpha: self.alpha,
+            dyn_cost: DynCost::new(self.dyn_cost_us, self.dyn_iterations),
+            dyn_view_size: self.dyn_view_size,
+            dyn_doc_size: self.dyn_doc_size,
+            seed: self.seed,
+            users: self.users,
+            connections: self.connections,
+            duration: self.duration,
+            warmup: self.warmup,
+            rounds: self.rounds,
+            ramp: self.ramp.map(|spec| Ramp {
+                spec,
+                timeout: self.ramp_timeout,
+                max_users: self.ramp_max_users,
+            }),
+            rate: self.rate,
+            dynamic_share: self.dynamic_share,
+            router_threads: self.router_threads,
+            client_threads: self.client_threads,
+            larder: self.larder,
+            haproxy: self.haproxy,
+            nginx: self.nginx,
+            store_dir: self.store_dir,
+            out: self.out,
+            verbose: self.verbose,
+        }
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    // Before the load generator's threads exist (see process::signals).
-    let signals = Signals::block().context("blocking signals")?;
-    let (setup, workloads, systems) = prepare(&args, signals)?;
-    if let Some(cpu) = setup.router.cpu {
-        // Before the load generator's threads exist: they inherit it.
-        child::pin_self(cpu).with_context(|| format!("pinning to CPU {cpu}"))?;
-    }
-    let run_dir = RunDir::create("experiment")?;
-    let setup = Setup { dir: run_dir.0.clone(), ..setup };
-    let store_root = match &args.store_dir {
-        Some(d) => d.clone(),
-        None => store::default_root()?,
-    };
-    let all_cache: u64 = args.cache_mb.iter().sum::<u64>() << 20;
-    let sizing = Sizing {
-        dataset_bytes: args.dataset_mb.map_or(all_cache * 3 / 4, |m| m << 20),
-        file_bytes: args.file_size,
-        view_bytes: args.dyn_view_size,
-        doc_bytes: args.dyn_doc_size,
-        dyn_cost: match args.dyn_iterations {
-            Some(n) => DynCost::Iterations(n),
-            None => DynCost::Micros(args.dyn_cost_us),
-        },
-        alpha: args.alpha,
-        seed: args.seed,
-    };
-    let header = describe(&args, &setup, &systems);
-    println!("{header}");
-    let mut rows = Vec::new();
-    let stopped = 'all: {
-        for &kind in &workloads {
-            let w = workload::build(kind, &sizing, args.trace.as_deref(), &store_root)?;
-            println!(
-                "\n{kind}: {} objects, {:.1} MiB; nodes cache {} MiB",
-                w.objects,
-                w.dataset_bytes as f64 / f64::from(1 << 20),
-                args.cache_mb.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
-            );
-            let extra = match setup.kind {
-                Kind::Classes => Some(dynamic_part(&sizing, &store_root)?),
-                Kind::Locality => None,
-            };
-            for &connections in &args.connections {
-                for round in 0..args.rounds {
-                    for system in &systems {
-                        if signals.stop_requested(Duration::ZERO) {
-                            break 'all true;
-                        }
-                        let row = measure::run_one(
-                            &setup,
-                            &w,
-                            extra.as_ref(),
-                            system,
-                            connections,
-                            round,
-                        )
-                        .with_context(|| format!("{system} on {kind}, round {}", round + 1))?;
-                        println!("{}", progress_line(&row));
-                        rows.push(row);
-                    }
-                }
-            }
-        }
-        false
-    };
-    let baseline = match setup.kind {
-        Kind::Locality => "wrr",
-        Kind::Classes => "rr",
-    };
-    print!("{}", results::render_table(&rows, baseline));
-    let claims = results::claims(&rows);
-    if !claims.is_empty() {
-        println!("\nclaims (issue 6):");
-        for c in &claims {
-            println!("  {c}");
-        }
-    }
-    results::write(&args.out, &rows, baseline, &header, &claims)?;
-    println!("\nwrote {}/table.md, rows.json and SVG charts", args.out.display());
-    if stopped {
-        bail!("interrupted; the rows above were measured before the stop");
-    }
-    Ok(())
-}
-
-/// Checks the arguments and fills in the defaults of the experiment's kind.
-fn prepare(
-    args: &Args,
-    signals: Signals,
-) -> anyhow::Result<(Setup, Vec<WorkloadKind>, Vec<System>)> {
-    if args.cache_mb.is_empty() || args.cache_mb.contains(&0) {
-        bail!("--cache-mb needs one size of at least 1 MiB per node");
-    }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let nodes = args.cache_mb.len();
-    let pin: Vec<Option<usize>> = match (&args.pin[..], args.kind) {
-        ([], Kind::Locality) => vec![None; nodes],
-        ([], Kind::Classes) => (0..nodes).map(|i| Some(i * cpus / nodes)).collect(),
-        (p, _) if p.len() == nodes => p.iter().map(|&c| Some(c)).collect(),
-        (p, _) => bail!("--pin gives {} CPUs for {nodes} nodes", p.len()),
-    };
-    let pin_front = match (args.pin_front, args.kind) {
-        (Some(cpu), _) => Some(cpu),
-        (None, Kind::Classes) => pin[0],
-        (None, Kind::Locality) => None,
-    };
-    if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
-        bail!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
-    }
-    if args.rounds == 0 || args.users == 0 || args.duration.is_zero() {
-        bail!("--rounds, --users and --duration must be above 0");
-    }
-    if !(args.rate.is_finite() && args.rate > 0.0) {
-        bail!("--rate must be a positive number of requests per second");
-    }
-    if !(args.dynamic_share > 0.0 && args.dynamic_share < 1.0) {
-        bail!("--dynamic-share must be between 0 and 1");
-    }
-    let exe = match &args.larder {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().context("finding the larder executable")?,
-    };
-    let tools = Tools::find(args.haproxy.clone(), args.nginx.clone());
-    let mut systems = args.systems.clone();
-    if systems.is_empty() {
-        let names: &[&str] = match args.kind {
-            Kind::Locality => {
-                &["wrr", "least", "hash", "bounded", "lard", "lard-r", "hacc", "haproxy", "nginx"]
-            }
-            Kind::Classes => &["rr", "class"],
+    if let Some(dir) = &args.sim_fit {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let shape = lab::sim_fit::Shape {
+            cpus,
+            cache_mb: args.cache_mb.clone(),
+            users: args.users,
+            dataset_mb: args.dataset_mb.map(|m| m as f64),
+            alpha: args.alpha,
+            seed: args.seed,
+            file_size: args.file_size,
+            view_size: args.dyn_view_size,
+            disk_us: args.sim_disk_us,
         };
-        systems = names.iter().map(|n| n.parse().expect("known names")).collect();
+        return Ok(lab::sim_fit::run(dir, &shape)?);
     }
-    systems.retain(|s| match tools.missing(s) {
-        Some(why) => {
-            eprintln!("larder experiment: skipping {s}: {why}");
-            false
-        }
-        None => true,
-    });
-    if systems.is_empty() {
-        bail!("no front-end left to run");
-    }
-    let mut workloads = args.workloads.clone();
-    if workloads.is_empty() {
-        workloads = match args.kind {
-            Kind::Locality => {
-                vec!["dynamic-uniform".parse().unwrap(), "static-uniform".parse().unwrap()]
-            }
-            Kind::Classes => vec!["static-uniform".parse().unwrap()],
-        };
-    }
-    if args.kind == Kind::Classes && workloads.iter().any(|w| w.content != Content::Static) {
-        bail!("the classes experiment mixes its own dynamic requests into static workloads only");
-    }
-    let names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
-    let setup = Setup {
-        kind: args.kind,
-        exe,
-        tools,
-        router: RouterSetup {
-            threads: args.router_threads.max(1),
-            cpu: pin_front,
-            // The second half of the nodes (on the last CPUs when pinned).
-            dynamic_pool: names[nodes / 2..].to_vec(),
-        },
-        nodes: args
-            .cache_mb
-            .iter()
-            .zip(pin)
-            .map(|(&cache_mb, cpu)| NodeSpec { cache_mb, cpu })
-            .collect(),
-        users: args.users,
-        duration: args.duration,
-        warmup: args.warmup,
-        ramp: args.ramp.map(|spec| (spec, args.ramp_timeout, args.ramp_max_users)),
-        rate: args.rate,
-        dynamic_share: args.dynamic_share,
-        client_threads: args.client_threads.max(1),
-        signals,
-        dir: PathBuf::new(),
-    };
-    Ok((setup, workloads, systems))
+    Ok(lab::experiment::run(&args.plan())?)
 }
 
-/// The classes experiment's dynamic requests: views far more than the caches hold, so
-/// nearly every one is computed (HACC's ASP pages were computed every time).
-fn dynamic_part(sizing: &Sizing, store_root: &Path) -> anyhow::Result<Workload> {
-    let many = Sizing { dataset_bytes: 100_000 * sizing.view_bytes, ..sizing.clone() };
-    let kind = WorkloadKind { content: Content::Dynamic, zipf: false };
-    workload::build(kind, &many, None, store_root)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
 
-/// The machine and settings, as the head of the table.
-fn describe(args: &Args, setup: &Setup, systems: &[System]) -> String {
-    // Online CPUs, not this process's share: the load generator may be pinned to one.
-    // SAFETY: sysconf has no preconditions.
-    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1);
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(str::to_string))
-        .and_then(|l| l.split_once(':').map(|(_, m)| m.trim().to_string()))
-        .unwrap_or_else(|| "unknown CPU".into());
-    let systems: Vec<String> = systems.iter().map(System::to_string).collect();
-    format!(
-        "# larder bench experiment {:?}\n\nmachine: {cpus} CPUs ({model}); nodes: caches {} MiB{}; \
-         front-ends: {}; {}, warm-up {:?}, {:?} measured, {} rounds; router threads {}, \
-         load generator threads {}",
-        args.kind,
-        args.cache_mb.iter().map(u64::to_string).collect::<Vec<_>>().join("/"),
-        if setup.nodes.iter().any(|n| n.cpu.is_some()) {
-            format!(
-                ", pinned to CPUs {}",
-                setup.nodes.iter().map(|n| n.cpu.map_or("-".into(), |c| c.to_string())).collect::<Vec<_>>().join("/")
-            )
-        } else {
-            String::new()
-        } + &setup
-            .router
-            .cpu
-            .map_or(String::new(), |c| format!("; front-end and load generator on CPU {c}")),
-        systems.join(", "),
-        match args.kind {
-            Kind::Locality => format!("{} users", args.users),
-            Kind::Classes => format!("open loop {} req/s ({}% dynamic)", args.rate, args.dynamic_share * 100.0),
-        },
-        args.warmup,
-        args.duration,
-        args.rounds,
-        setup.router.threads,
-        setup.client_threads,
-    )
-}
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        args: Args,
+    }
 
-fn progress_line(r: &Row) -> String {
-    let mut line = format!(
-        "  {:<10} {:<11} round {}  {:>8.0} req/s  hit {:.3}  mean {:>7.2} ms  p99 {:>7.2} ms  errors {}",
-        r.system, r.connections, r.round + 1, r.throughput_rps, r.hit_ratio, r.mean_ms, r.p99_ms, r.errors
-    );
-    if let Some(u) = r.users_sustained {
-        line.push_str(&format!("  users sustained {u}"));
+    #[test]
+    fn the_flags_defaults_are_the_plans() {
+        let args = Flags::try_parse_from(["experiment"]).unwrap().args;
+        assert_eq!(args.plan(), ExperimentPlan::default());
     }
-    if let (Some(s), Some(d)) = (r.static_mean_ms, r.dynamic_mean_ms) {
-        line.push_str(&format!("  static mean {s:.2} ms  dynamic mean {d:.2} ms"));
+
+    #[test]
+    fn ramp_flags_make_one_ramp() {
+        let argv = ["experiment", "--ramp", "10:10:30s", "--ramp-timeout", "2s"];
+        let plan = Flags::try_parse_from(argv).unwrap().args.plan();
+        let ramp = plan.ramp.unwrap();
+        assert_eq!(
+            (ramp.spec.start, ramp.timeout, ramp.max_users),
+            (10, Duration::from_secs(2), 2048)
+        );
     }
-    line
 }

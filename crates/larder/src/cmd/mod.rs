@@ -3,7 +3,6 @@
 pub mod bench;
 pub mod experiment;
 pub mod node;
-pub mod process;
 pub mod route;
 pub mod sim;
 pub mod trace;

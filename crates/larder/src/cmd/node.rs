@@ -82,7 +82,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4096)]
     backlog: i32,
     /// Path of the JSON load report.
-    #[arg(long, default_value = "/.larder/load")]
+    #[arg(long, default_value = wire::LOAD_REPORT_PATH)]
     load_path: String,
     /// Turn the load report off.
     #[arg(long)]

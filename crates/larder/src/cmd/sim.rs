@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use cache::Kind;
-use policy::{MapperConfig, PolicyKind, PolicySpec, Target, TargetMapper, SECOND};
-use serde::Serialize;
-use sim::{CacheSizes, Model, NodeRange, RunResult, SimConfig, Simulator};
+use policy::{PolicyKind, PolicySpec, Target, SECOND};
+use sim::{
+    per_second, thread_cpu_seconds, CacheSizes, Model, NodeRange, SimConfig, Simulator, TimedResult,
+};
 use trace::{LoadOptions, Popularity, SizeMix, SynthConfig, Workload};
 
 /// Popularity of a generated workload.
@@ -172,34 +173,6 @@ pub struct Args {
     pub timing: bool,
 }
 
-/// A JSON line with the replay speed added (`--timing`).
-#[derive(Serialize)]
-struct TimedResult<'a> {
-    #[serde(flatten)]
-    result: &'a RunResult,
-    wall_seconds: f64,
-    /// Simulated requests per second of wall time.
-    replay_rps: f64,
-    /// CPU time this thread spent on the run, where the kernel reports it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_seconds: Option<f64>,
-    /// Simulated requests per second of CPU time: the speed on an otherwise idle core.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    replay_rps_cpu: Option<f64>,
-}
-
-/// CPU time of the calling thread so far (Linux `/proc/thread-self/schedstat`, in ns),
-/// so that replay speed can be told apart from contention on a shared machine.
-fn thread_cpu_seconds() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(ns as f64 / 1e9)
-}
-
-fn per_second(requests: u64, seconds: f64) -> f64 {
-    requests as f64 / seconds.max(1e-9)
-}
-
 fn micros(flag: &str, value: Option<f64>, scale: f64, default: u64) -> anyhow::Result<u64> {
     match value {
         None => Ok(default),
@@ -217,16 +190,6 @@ fn mib(flag: &str, value: f64) -> anyhow::Result<u64> {
         bail!("--{flag} {value}: expected a size in MiB >= 0");
     }
     Ok((value * MIB).round() as u64)
-}
-
-/// `32 MiB per node` or `16,16,8,8 MiB node by node, 48 MiB in all`, for titles.
-fn cache_label(caches: &CacheSizes, nodes: usize) -> String {
-    match caches {
-        CacheSizes::Uniform(_) => format!("{caches} MiB per node"),
-        CacheSizes::PerNode(_) => {
-            format!("{caches} MiB node by node, {} MiB in all", caches.total(nodes) as f64 / MIB)
-        }
-    }
 }
 
 impl Args {
@@ -287,29 +250,9 @@ impl Args {
                 }
                 urls
             }
-            None => workload
-                .targets
-                .iter()
-                .map(|t| {
-                    trace::served_url(&t.path)
-                        .map_err(|e| anyhow::anyhow!("target {:?} has no URL: {e:?}", t.path))
-                })
-                .collect::<anyhow::Result<_>>()?,
+            None => sim::served_urls(workload)?,
         };
-        let defaults = MapperConfig::default();
-        let mapper = TargetMapper::new(MapperConfig {
-            tree_depth: self.tree_depth.unwrap_or(defaults.tree_depth),
-            ..defaults
-        });
-        urls.iter()
-            .enumerate()
-            .map(|(i, url)| {
-                mapper
-                    .map(url.as_bytes())
-                    .map(|m| m.target)
-                    .map_err(|e| anyhow::anyhow!("target {i}: URL {url:?}: {e}"))
-            })
-            .collect()
+        Ok(sim::route_targets(&urls, self.tree_depth)?)
     }
 
     fn policies(&self) -> anyhow::Result<Vec<PolicySpec>> {
@@ -442,7 +385,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
     let wall = started.elapsed().as_secs_f64();
     if !args.json {
-        let caches = cache_label(&args.cache_mb, cluster_sizes[0]);
+        let caches = args.cache_mb.label(cluster_sizes[0]);
         println!("workload: {name}; cache {caches} ({})", args.cache);
         print!("{}", sim::table(&results, Some(wall)));
         if let Some(cpu) = thread_cpu_seconds().zip(cpu_started).map(|(now, start)| now - start) {
@@ -454,7 +397,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &args.svg {
-        let caches = cache_label(&args.cache_mb, cluster_sizes[0]);
+        let caches = args.cache_mb.label(cluster_sizes[0]);
         let title = format!("throughput vs cluster size: {name}, cache {caches}");
         std::fs::write(path, sim::throughput_svg(&results, &title))
             .with_context(|| format!("writing {}", path.display()))?;

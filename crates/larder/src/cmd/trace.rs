@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trace::{
-    docs_for_dataset, generate, load_workload, parse_size, write_docroot, write_log_file,
-    LoadOptions, LoadReport, Popularity, SizeMix, Stats, SynthConfig, Workload,
+    docs_for_dataset, generate, human_bytes, load_workload, parse_size, stats_table, write_docroot,
+    write_log_file, LoadOptions, LoadReport, Popularity, SizeMix, Stats, SynthConfig, Workload,
 };
 
 /// Generated logs start at this instant (2001-09-09T01:46:40Z): any fixed, plausible
@@ -265,53 +265,6 @@ fn report_docroot(workload: &Workload, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut value = b as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit + 1 < UNITS.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{b} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
-fn human_duration(ms: u64) -> String {
-    let s = ms / 1000;
-    format!("{}d {:02}h {:02}m {:02}s", s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60)
-}
-
-fn stats_table(s: &Stats) -> String {
-    let mut t = String::new();
-    let mut row = |k: &str, v: String| t.push_str(&format!("{k:<28} {v}\n"));
-    row("lines read", s.lines.to_string());
-    row("requests", s.requests.to_string());
-    row("distinct targets", s.targets.to_string());
-    row("data set", format!("{} ({} B)", human_bytes(s.dataset_bytes), s.dataset_bytes));
-    row("bytes requested", format!("{} ({} B)", human_bytes(s.bytes_requested), s.bytes_requested));
-    row("time span", human_duration(s.span_ms));
-    row("users (client hosts)", s.users.to_string());
-    row(&format!("sessions ({} min gap)", s.idle_gap_ms / 60_000), s.sessions.to_string());
-    row("skipped lines", s.skipped_lines.to_string());
-    for (reason, n) in &s.skipped_by_reason {
-        row(&format!("  {reason}"), n.to_string());
-    }
-    t.push_str("ideal single cache covering:\n");
-    for c in &s.coverage {
-        t.push_str(&format!(
-            "  {:>3}% of requests         {:>10}  ({} targets)\n",
-            c.percent,
-            human_bytes(c.cache_bytes),
-            c.targets
-        ));
-    }
-    t
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,12 +276,5 @@ mod tests {
         for bad in ["299-200", "abc", "99", "200-", "600"] {
             assert!(parse_status_range(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn human_units() {
-        assert_eq!(human_bytes(999), "999 B");
-        assert_eq!(human_bytes(43_000_000), "43.0 MB");
-        assert_eq!(human_duration(90_061_000), "1d 01h 01m 01s");
     }
 }

@@ -14,17 +14,22 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use anyhow::Context;
 use trace::{generate, load_workload, served_url, LoadOptions, Popularity, SizeMix};
 
-use crate::cmd::up::store;
+use crate::error::{Context, LabError, Result};
+use crate::store;
 
 /// Requests in a generated stream; the load generator cycles through it.
-const STREAM_REQUESTS: u64 = 1_000_000;
+pub const STREAM_REQUESTS: u64 = 1_000_000;
 /// Documents cut out of one dynamic view (all share the view's cache entry).
 const DOCS_PER_VIEW: u32 = 4;
 /// Views per dynamic database (`/app/db<N>/…`).
 const VIEWS_PER_DB: u32 = 64;
+
+/// The URL of document `doc` of dynamic view `view`.
+pub fn view_url(view: u32, doc: u32) -> String {
+    format!("/app/db{}/v{}/d{doc}?OpenDocument", view / VIEWS_PER_DB, view % VIEWS_PER_DB)
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Content {
@@ -39,6 +44,12 @@ pub struct WorkloadKind {
     pub content: Content,
     /// Zipf popularity (with `--alpha`) instead of uniform; a trace has its own.
     pub zipf: bool,
+}
+
+impl WorkloadKind {
+    pub fn new(content: Content, zipf: bool) -> WorkloadKind {
+        WorkloadKind { content, zipf }
+    }
 }
 
 impl FromStr for WorkloadKind {
@@ -74,7 +85,7 @@ impl fmt::Display for WorkloadKind {
 }
 
 /// What a dynamic view miss costs, as the node is told.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DynCost {
     /// CPU microseconds, calibrated by each node when it starts.
     Micros(u64),
@@ -82,8 +93,15 @@ pub enum DynCost {
     Iterations(u64),
 }
 
+impl DynCost {
+    /// From the two ways the flags can give it: rounds, if given, else microseconds.
+    pub fn new(micros: u64, iterations: Option<u64>) -> DynCost {
+        iterations.map_or(DynCost::Micros(micros), DynCost::Iterations)
+    }
+}
+
 /// How the workloads are sized.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sizing {
     /// Bytes of the static data set, or of all dynamic views together.
     pub dataset_bytes: u64,
@@ -123,7 +141,7 @@ pub fn build(
     sizing: &Sizing,
     trace: Option<&Path>,
     store_root: &Path,
-) -> anyhow::Result<Workload> {
+) -> Result<Workload> {
     let popularity =
         if kind.zipf { Popularity::Zipf { alpha: sizing.alpha } } else { Popularity::Uniform };
     match kind.content {
@@ -148,7 +166,8 @@ pub fn build(
         }
         Content::Dynamic => {
             let views = (sizing.dataset_bytes / sizing.view_bytes).max(1);
-            let views = u32::try_from(views).context("too many dynamic views")?;
+            let views = u32::try_from(views)
+                .map_err(|_| LabError::Invalid("too many dynamic views".into()))?;
             let config = trace::SynthConfig {
                 docs: views,
                 requests: STREAM_REQUESTS,
@@ -158,17 +177,8 @@ pub fn build(
                 ..trace::SynthConfig::default()
             };
             let w = generate(&config).context("generating the request stream")?;
-            let paths = (0..views)
-                .flat_map(|v| {
-                    (0..DOCS_PER_VIEW).map(move |d| {
-                        format!(
-                            "/app/db{}/v{}/d{d}?OpenDocument",
-                            v / VIEWS_PER_DB,
-                            v % VIEWS_PER_DB
-                        )
-                    })
-                })
-                .collect();
+            let paths =
+                (0..views).flat_map(|v| (0..DOCS_PER_VIEW).map(move |d| view_url(v, d))).collect();
             // Requests walk through a view's documents, so a view's hits are not all one URL.
             let stream = w
                 .requests
@@ -191,7 +201,8 @@ pub fn build(
             })
         }
         Content::Trace => {
-            let path = trace.context("the trace workload needs --trace FILE")?;
+            let path = trace
+                .ok_or_else(|| LabError::Invalid("the trace workload needs --trace FILE".into()))?;
             let (w, report) = load_workload(path, &LoadOptions::default())
                 .with_context(|| format!("loading {}", path.display()))?;
             let name = path.file_name().map_or("trace".into(), |n| n.to_string_lossy());
@@ -222,8 +233,10 @@ pub fn build(
 }
 
 /// The URL paths where a node serving a written docroot has each target.
-fn urls<'a>(targets: impl Iterator<Item = &'a str>) -> anyhow::Result<Vec<String>> {
-    targets.map(|t| served_url(t).map_err(|e| anyhow::anyhow!("target {t:?}: {e:?}"))).collect()
+fn urls<'a>(targets: impl Iterator<Item = &'a str>) -> Result<Vec<String>> {
+    targets
+        .map(|t| served_url(t).map_err(|e| LabError::Invalid(format!("target {t:?}: {e:?}"))))
+        .collect()
 }
 
 /// Misses read from disk with O_DIRECT, and every file is small enough to be cached.

@@ -4,15 +4,16 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::Context;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Context, Result};
 
 /// One front-end on one workload in one round.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     pub workload: String,
     /// `keep-alive` or `per-request`.
-    pub connections: &'static str,
+    pub connections: String,
     pub system: String,
     pub round: u32,
     pub requests: u64,
@@ -41,10 +42,11 @@ pub struct Row {
 /// Rows of one (workload, connections) group, by system in first-seen order.
 type Group<'a> = Vec<(&'a str, Vec<&'a Row>)>;
 
-fn groups(rows: &[Row]) -> Vec<((String, &'static str), Group<'_>)> {
-    let mut out: Vec<((String, &'static str), Group<'_>)> = Vec::new();
+/// Rows by (workload, connections), in first-seen order.
+pub fn groups(rows: &[Row]) -> Vec<((String, String), Group<'_>)> {
+    let mut out: Vec<((String, String), Group<'_>)> = Vec::new();
     for row in rows {
-        let key = (row.workload.clone(), row.connections);
+        let key = (row.workload.clone(), row.connections.clone());
         let at = match out.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
@@ -63,7 +65,7 @@ fn groups(rows: &[Row]) -> Vec<((String, &'static str), Group<'_>)> {
 
 /// The median of `f` over `runs` (the lower middle for an even count, so it is a value
 /// that was measured).
-fn median(runs: &[&Row], f: impl Fn(&Row) -> f64) -> f64 {
+pub fn median(runs: &[&Row], f: impl Fn(&Row) -> f64) -> f64 {
     let mut v: Vec<f64> = runs.iter().map(|r| f(r)).filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
     v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(f64::NAN)
@@ -149,7 +151,7 @@ pub fn write(
     baseline: &str,
     header: &str,
     claims: &[String],
-) -> anyhow::Result<()> {
+) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let write = |name: &str, text: &str| {
         let path = dir.join(name);
@@ -179,7 +181,7 @@ pub fn write(
     Ok(())
 }
 
-/// The claims, checked on the medians: for locality, `lard-r` against `wrr` (≥ 2×)
+/// The claims of the papers, checked on the medians: for locality, `lard-r` against `wrr` (≥ 2×)
 /// and HAProxy (≥ 1.15×, lower p99) with a hit ratio ≥ 0.9; for classes, the static
 /// requests' mean response time under `class` at least 30% below `rr`. Groups without
 /// the systems a claim compares are left out.
@@ -232,7 +234,7 @@ mod tests {
     fn row(system: &str, round: u32, rps: f64) -> Row {
         Row {
             workload: "dynamic-uniform".into(),
-            connections: "keep-alive",
+            connections: "keep-alive".into(),
             system: system.into(),
             round,
             requests: 100,

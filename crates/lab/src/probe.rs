@@ -1,14 +1,14 @@
 //! "Does it answer?": one HTTP/1.1 GET over a plain socket, retried until a deadline.
-//! [`fetch`] also reads small answers (load reports). A process that has reported its bound address answers at once; the retries cover a
-//! listener that is bound but whose accept loop is not running yet.
+//! [`fetch`] also reads small answers (load reports). A process that has reported its
+//! bound address answers at once; the retries cover a listener that is bound but whose
+//! accept loop is not running yet.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use anyhow::bail;
-
-use super::signals::Signals;
+use crate::error::{LabError, Result};
+use crate::signals::Signals;
 
 /// Longest wait for one attempt's connect, write or read.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -18,12 +18,7 @@ const RETRY_PAUSE: Duration = Duration::from_millis(50);
 const MAX_RESPONSE_BYTES: u64 = 1 << 20;
 
 /// Waits until `GET path` on `addr` answers 200. Ok(false): a stop was requested first.
-pub fn answers(
-    addr: SocketAddr,
-    path: &str,
-    deadline: Instant,
-    signals: &Signals,
-) -> anyhow::Result<bool> {
+pub fn answers(addr: SocketAddr, path: &str, deadline: Instant, signals: &Signals) -> Result<bool> {
     loop {
         let last = match status(addr, path) {
             Ok(200) => return Ok(true),
@@ -31,7 +26,9 @@ pub fn answers(
             Err(e) => e.to_string(),
         };
         if Instant::now() >= deadline {
-            bail!("GET http://{addr}{path} did not answer 200 in time (last: {last})");
+            return Err(LabError::Child(format!(
+                "GET http://{addr}{path} did not answer 200 in time (last: {last})"
+            )));
         }
         if signals.stop_requested(RETRY_PAUSE) {
             return Ok(false);

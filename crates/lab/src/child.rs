@@ -1,18 +1,20 @@
-//! One process `larder up` or an experiment started: spawned so it cannot outlive us, its stderr watched
-//! for the line that reports its bound address, and stopped with SIGTERM then SIGKILL.
+//! One process `larder up` or an experiment started: spawned so it cannot outlive us, its
+//! stderr watched for the line that reports its bound address, its output kept in a log
+//! file (and echoed only when asked), and stopped with SIGTERM then SIGKILL.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
-
-use super::signals::{Signals, Wake};
+use crate::error::{Context, LabError, Result};
+use crate::signals::{Signals, Wake};
 
 /// Stderr lines kept per child for error messages.
 const TAIL_LINES: usize = 20;
@@ -21,6 +23,34 @@ const STOP_CHECK: Duration = Duration::from_millis(100);
 
 /// Finds the bound address in one stderr line of the child, if this is the line.
 pub type AddrLine = fn(&str) -> Option<SocketAddr>;
+
+/// Where children's output goes: `<dir>/<name>.log` (stdout and stderr), and with
+/// `verbose` also to our stderr, each line prefixed with `[name]`. The user's terminal
+/// shows only what larder itself says unless asked for more.
+#[derive(Clone, Debug)]
+pub struct Logs {
+    pub dir: PathBuf,
+    pub verbose: bool,
+}
+
+impl Logs {
+    /// Logs in `dir` (created if need be).
+    pub fn new(dir: impl Into<PathBuf>, verbose: bool) -> Result<Logs> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Logs { dir, verbose })
+    }
+
+    /// The same, in the subdirectory `name` (one per run of an experiment).
+    pub fn sub(&self, name: &str) -> Result<Logs> {
+        Logs::new(self.dir.join(name), self.verbose)
+    }
+
+    fn file(&self, name: &str) -> Result<File> {
+        let path = self.dir.join(format!("{name}.log"));
+        File::create(&path).with_context(|| format!("creating {}", path.display()))
+    }
+}
 
 pub struct Child {
     /// What `larder up` calls it (n1, router).
@@ -31,18 +61,19 @@ pub struct Child {
     exited: Option<ExitStatus>,
 }
 
-/// Starts `cmd` as `name`. Its stderr is read by a thread: lines before the address line
-/// are kept quiet (they are shown if it fails to start), lines after it are passed on
-/// prefixed with `[name]`.
+/// Starts `cmd` as `name`. Its stdout and stderr are read by threads into its log file
+/// (see [`Logs`]); the stderr thread also looks for the address line and keeps the last
+/// lines for error messages.
 pub fn spawn(
     name: &str,
     mut cmd: Command,
     addr_line: AddrLine,
     signals: &Signals,
-) -> anyhow::Result<Child> {
+    logs: &Logs,
+) -> Result<Child> {
     let parent = std::process::id() as libc::pid_t;
     let signals = *signals;
-    cmd.stdin(Stdio::null()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // Its own process group: a terminal's Ctrl-C reaches only `larder up`, which then
     // stops the router before the nodes behind it.
     cmd.process_group(0);
@@ -63,31 +94,56 @@ pub fn spawn(
             Ok(())
         });
     }
+    let log = Arc::new(Mutex::new(logs.file(name)?));
     let mut process = cmd.spawn().with_context(|| format!("starting {name}"))?;
-    let stderr = process.stderr.take().context("child stderr")?;
+    let (Some(stdout), Some(stderr)) = (process.stdout.take(), process.stderr.take()) else {
+        unreachable!("both were asked to be piped")
+    };
     let tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
     let (tx, addr) = mpsc::channel();
-    let (thread_tail, prefix) = (tail.clone(), format!("[{name}]"));
+    let echo = logs.verbose.then(|| format!("[{name}]"));
+    copy_lines(format!("stdout-{name}"), stdout, log.clone(), echo.clone(), |_| {})?;
+    let thread_tail = tail.clone();
+    let mut ready = false;
+    copy_lines(format!("stderr-{name}"), stderr, log, echo, move |line: &str| {
+        if !ready {
+            if let Some(a) = addr_line(line) {
+                ready = tx.send(a).is_ok();
+            }
+        }
+        let mut tail = thread_tail.lock().unwrap_or_else(|e| e.into_inner());
+        if tail.len() == TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line.to_string());
+    })?;
+    Ok(Child { name: name.to_string(), process, addr, tail, exited: None })
+}
+
+/// A thread that writes every line of `from` to `log` (and to our stderr, after `echo`,
+/// if given) and hands it to `watch`, until the child closes it.
+fn copy_lines(
+    thread: String,
+    from: impl Read + Send + 'static,
+    log: Arc<Mutex<File>>,
+    echo: Option<String>,
+    mut watch: impl FnMut(&str) + Send + 'static,
+) -> Result<()> {
     std::thread::Builder::new()
-        .name(format!("stderr-{name}"))
+        .name(thread)
         .spawn(move || {
-            let mut ready = false;
-            for line in BufReader::new(stderr).lines() {
+            for line in BufReader::new(from).lines() {
                 let Ok(line) = line else { break };
-                if ready {
+                if let Some(prefix) = &echo {
                     eprintln!("{prefix} {line}");
-                } else if let Some(a) = addr_line(&line) {
-                    ready = tx.send(a).is_ok();
                 }
-                let mut tail = thread_tail.lock().unwrap_or_else(|e| e.into_inner());
-                if tail.len() == TAIL_LINES {
-                    tail.pop_front();
-                }
-                tail.push_back(line);
+                // A full disk loses log lines, never the child's readiness or its tail.
+                let _ = writeln!(log.lock().unwrap_or_else(|e| e.into_inner()), "{line}");
+                watch(&line);
             }
         })
-        .context("starting a stderr reader")?;
-    Ok(Child { name: name.to_string(), process, addr, tail, exited: None })
+        .context("starting an output reader")?;
+    Ok(())
 }
 
 impl Child {
@@ -97,15 +153,15 @@ impl Child {
 
     /// Waits until the child reports its bound address. None means a stop was requested
     /// meanwhile; an error names the child and shows its stderr.
-    pub fn address(
-        &mut self,
-        deadline: Instant,
-        signals: &Signals,
-    ) -> anyhow::Result<Option<SocketAddr>> {
+    pub fn address(&mut self, deadline: Instant, signals: &Signals) -> Result<Option<SocketAddr>> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                bail!("{} did not report its address in time{}", self.describe(), self.tail());
+                return Err(LabError::Child(format!(
+                    "{} did not report its address in time{}",
+                    self.describe(),
+                    self.tail()
+                )));
             }
             match self.addr.recv_timeout(left.min(STOP_CHECK)) {
                 Ok(addr) => return Ok(Some(addr)),
@@ -115,7 +171,11 @@ impl Child {
                     let status = self.wait_until(deadline, signals)?;
                     let how =
                         status.map_or("closed its stderr".into(), |s| format!("exited ({s})"));
-                    bail!("{} {how} before it was ready{}", self.describe(), self.tail());
+                    return Err(LabError::Child(format!(
+                        "{} {how} before it was ready{}",
+                        self.describe(),
+                        self.tail()
+                    )));
                 }
             }
             if signals.stop_requested(Duration::ZERO) {
@@ -125,7 +185,7 @@ impl Child {
     }
 
     /// Its exit status if it has exited (reaping it).
-    pub fn exit_status(&mut self) -> anyhow::Result<Option<ExitStatus>> {
+    pub fn exit_status(&mut self) -> Result<Option<ExitStatus>> {
         if self.exited.is_none() {
             self.exited =
                 self.process.try_wait().with_context(|| format!("waiting for {}", self.name))?;
@@ -148,11 +208,7 @@ impl Child {
         format!("; its stderr ends:{}", lines.concat())
     }
 
-    fn wait_until(
-        &mut self,
-        deadline: Instant,
-        signals: &Signals,
-    ) -> anyhow::Result<Option<ExitStatus>> {
+    fn wait_until(&mut self, deadline: Instant, signals: &Signals) -> Result<Option<ExitStatus>> {
         while self.exit_status()?.is_none() && Instant::now() < deadline {
             signals.wait(deadline.saturating_duration_since(Instant::now()).min(STOP_CHECK));
         }
@@ -163,6 +219,45 @@ impl Child {
         // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child,
         // so it cannot have been reused.
         unsafe { libc::kill(self.pid() as libc::pid_t, signal) };
+    }
+}
+
+/// Children started and stopped together; dropping the group stops them, so no error
+/// path leaves a process behind.
+pub struct Group {
+    pub children: Vec<Child>,
+    grace: Duration,
+    signals: Signals,
+}
+
+impl Group {
+    /// An empty group whose children get `grace` to exit after SIGTERM.
+    pub fn new(grace: Duration, signals: Signals) -> Group {
+        Group { children: Vec::new(), grace, signals }
+    }
+
+    /// Stops every child still running (see [`stop`]).
+    pub fn stop(&mut self) {
+        stop(&mut self.children, self.grace, &self.signals);
+    }
+
+    /// The first child that has exited: what happened, and its last stderr lines.
+    pub fn exited(&mut self) -> Result<Option<(String, String)>> {
+        for c in &mut self.children {
+            if let Some(status) = c.exit_status()? {
+                return Ok(Some((
+                    format!("{} exited on its own ({status})", c.describe()),
+                    c.tail(),
+                )));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

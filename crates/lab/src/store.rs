@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
 use trace::{docs_for_dataset, generate, served_url, write_docroot, SizeMix, SynthConfig};
+
+use crate::error::{Context, LabError, Result};
 
 /// Changes whenever the bytes a store holds for a given size would change.
 const LAYOUT_VERSION: u32 = 1;
@@ -26,28 +27,35 @@ pub struct Store {
     pub example: String,
 }
 
+/// `given`, or where stores are kept by default.
+pub fn root(given: Option<&Path>) -> Result<PathBuf> {
+    given.map_or_else(default_root, |d| Ok(d.to_path_buf()))
+}
+
 /// Where stores are kept unless `--store-dir` says otherwise.
-pub fn default_root() -> anyhow::Result<PathBuf> {
+pub fn default_root() -> Result<PathBuf> {
     let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
     if let Some(xdg) = std::env::var_os("XDG_CACHE_HOME").and_then(absolute) {
         return Ok(xdg.join("larder"));
     }
     match std::env::var_os("HOME").and_then(absolute) {
         Some(home) => Ok(home.join(".cache").join("larder")),
-        None => bail!("neither XDG_CACHE_HOME nor HOME is set: give --store-dir"),
+        None => Err(LabError::Invalid(
+            "neither XDG_CACHE_HOME nor HOME is set: give --store-dir".into(),
+        )),
     }
 }
 
 /// The generator settings whose documents make the store of about `bytes` in `sizes`
 /// (no requests: a caller that wants a request stream over the store sets them).
-pub fn synth_config(bytes: u64, sizes: SizeMix) -> anyhow::Result<SynthConfig> {
+pub fn synth_config(bytes: u64, sizes: SizeMix) -> Result<SynthConfig> {
     let docs = docs_for_dataset(bytes, sizes, SEED)?;
     Ok(SynthConfig { docs, requests: 0, seed: SEED, sizes, ..SynthConfig::default() })
 }
 
 /// The store of about `bytes` in `sizes` under `root`: reused if it is there, built
 /// otherwise.
-pub fn ensure(root: &Path, bytes: u64, sizes: SizeMix) -> anyhow::Result<Store> {
+pub fn ensure(root: &Path, bytes: u64, sizes: SizeMix) -> Result<Store> {
     let config = synth_config(bytes, sizes)?;
     let docs = config.docs;
     let workload = generate(&config)?;
@@ -58,7 +66,8 @@ pub fn ensure(root: &Path, bytes: u64, sizes: SizeMix) -> anyhow::Result<Store> 
         .find(|t| t.size <= EXAMPLE_MAX_BYTES)
         .or(workload.targets.first())
         .map(|t| served_url(&t.path))
-        .transpose()?
+        .transpose()
+        .map_err(|e| LabError::Invalid(format!("a store document's URL: {e:?}")))?
         .unwrap_or_else(|| "/".into());
     let mix = sizes.to_string().replace(':', "-");
     let dir = root.join(format!("store-v{LAYOUT_VERSION}-{mix}-seed{SEED}-{bytes}"));

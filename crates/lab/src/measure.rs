@@ -3,90 +3,101 @@
 //! the figures as a [`Row`]: throughput and latency from the load generator, hit ratios
 //! from the nodes' load reports, CPU time per request from /proc.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bench::{BaseUrl, Config, Mode, Plan, RampLimits, Report};
 
-use super::cluster::{self, NodeCounters, Nodes};
-use super::front::{self, System};
-use super::results::Row;
-use super::workload::Workload;
-use super::{Connections, Kind, Setup, START_TIMEOUT, STOP_GRACE};
-use crate::cmd::process::child;
+use crate::cpu_time::{cpu_seconds, own_cpu_seconds};
+use crate::error::{LabError, Result};
+use crate::front::{self, Front, System};
+use crate::launcher::Launcher;
+use crate::load_report::NodeCounters;
+use crate::nodes::{self, Nodes};
+use crate::plan::{Connections, ExperimentPlan, Kind, Ramp, Setup};
+use crate::results::Row;
+use crate::workload::Workload;
+
+/// Longest wait for a process to start and answer.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// CPU seconds used so far by the front-end, the nodes and this process.
-fn cpu_now(front: &front::Front, nodes: &Nodes) -> [f64; 3] {
-    [cluster::cpu_seconds(front.child.pid()), nodes.cpu_seconds(), cluster::own_cpu_seconds()]
+fn cpu_now(front: &Front, nodes: &Nodes) -> [f64; 3] {
+    [cpu_seconds(front.pid()), nodes.cpu_seconds(), own_cpu_seconds()]
 }
 
-/// One front-end on one workload: fresh nodes, the front-end, warm-up, measurement.
-pub(super) fn run_one(
+/// What one run is: the workload (and the classes experiment's dynamic requests), the
+/// front-end, the connection mode, the round.
+pub struct RunSpec<'a> {
+    pub workload: &'a Workload,
+    pub dynamic: Option<&'a Workload>,
+    pub system: System,
+    pub connections: Connections,
+    pub round: u32,
+}
+
+/// One front-end on one workload: fresh nodes, the front-end, warm-up, measurement; the
+/// front-end's configuration goes to `dir`, the children's output to the launcher's logs.
+pub fn run_one(
+    plan: &ExperimentPlan,
     setup: &Setup,
-    w: &Workload,
-    dynamic: Option<&Workload>,
-    system: &System,
-    connections: Connections,
-    round: u32,
-) -> anyhow::Result<Row> {
+    launcher: &Launcher,
+    dir: &Path,
+    run: &RunSpec<'_>,
+) -> Result<Row> {
+    let (w, dynamic, system, connections) =
+        (run.workload, run.dynamic, run.system, run.connections);
     let deadline = Instant::now() + START_TIMEOUT;
-    let signals = &setup.signals;
     let mut node_args = w.node_args.clone();
     if let Some(d) = dynamic {
         node_args.extend(d.node_args.iter().cloned());
     }
-    let mut nodes =
-        cluster::start(&setup.exe, &w.docroot, &setup.nodes, &node_args, signals, deadline)?;
+    // Stopped when dropped: the front-end first, then the nodes behind it.
+    let nodes = nodes::start(launcher, &w.docroot, &setup.nodes, &node_args, deadline)?
+        .ok_or(LabError::Interrupted)?;
     let front = front::start(
+        launcher,
         system,
-        &setup.exe,
         &setup.tools,
         &setup.router,
         &nodes.addrs,
-        &setup.dir,
+        dir,
         w.probe_path(),
-        signals,
         deadline,
-    );
-    let mut front = match front {
-        Ok(f) => f,
-        Err(e) => {
-            nodes.stop(STOP_GRACE, signals);
-            return Err(e);
-        }
-    };
-    let measured = measure(setup, w, dynamic, &front, &nodes, connections);
-    child::stop(std::slice::from_mut(&mut front.child), STOP_GRACE, signals);
-    nodes.stop(STOP_GRACE, signals);
+    )?;
+    let measured = measure(plan, setup, w, dynamic, &front, &nodes, connections);
+    drop(front);
+    drop(nodes);
     let mut row = measured?;
     row.workload = w.kind.to_string();
     row.system = system.to_string();
-    row.round = round;
+    row.round = run.round;
     Ok(row)
 }
 
 fn measure(
+    plan: &ExperimentPlan,
     setup: &Setup,
     w: &Workload,
     dynamic: Option<&Workload>,
-    front: &front::Front,
+    front: &Front,
     nodes: &Nodes,
     connections: Connections,
-) -> anyhow::Result<Row> {
+) -> Result<Row> {
     let base = BaseUrl::parse(&format!("http://{}/", front.addr))?;
     let runtime = bench::run::runtime(setup.client_threads)?;
     let per_request = connections == Connections::PerRequest;
     let plans = Plans::new(&base, w, dynamic)?;
-    if !setup.warmup.is_zero() {
-        run_together(&runtime, &plans.configs(setup, &base, setup.warmup, per_request))?;
+    if !plan.warmup.is_zero() {
+        run_together(&runtime, &plans.configs(plan, &base, plan.warmup, per_request))?;
     }
     let before: Vec<NodeCounters> = nodes.counters()?;
     let cpu_before = cpu_now(front, nodes);
-    let reports =
-        run_together(&runtime, &plans.configs(setup, &base, setup.duration, per_request))?;
+    let reports = run_together(&runtime, &plans.configs(plan, &base, plan.duration, per_request))?;
     let cpu_after = cpu_now(front, nodes);
     let after = nodes.counters()?;
-    let users_sustained = match setup.ramp {
-        Some((spec, timeout, max_users)) if setup.kind == Kind::Locality => {
+    let users_sustained = match plan.ramp {
+        Some(Ramp { spec, timeout, max_users }) if plan.kind == Kind::Locality => {
             let mut config = Config::closed(base.clone(), plans.main.clone(), spec.start);
             config.mode = Mode::Ramp {
                 spec,
@@ -112,7 +123,7 @@ fn measure(
             / requests.max(1) as f64;
     Ok(Row {
         workload: String::new(),
-        connections: connections.name(),
+        connections: connections.name().to_string(),
         system: String::new(),
         round: 0,
         requests,
@@ -140,7 +151,7 @@ struct Plans {
 }
 
 impl Plans {
-    fn new(base: &BaseUrl, w: &Workload, dynamic: Option<&Workload>) -> anyhow::Result<Plans> {
+    fn new(base: &BaseUrl, w: &Workload, dynamic: Option<&Workload>) -> Result<Plans> {
         let plan = |w: &Workload| {
             let paths = w.paths.iter().map(|p| base.join(p)).collect();
             Plan::flat(paths, w.stream.iter().copied())
@@ -152,7 +163,7 @@ impl Plans {
     /// dynamic open loops side by side (classes).
     fn configs(
         &self,
-        setup: &Setup,
+        setup: &ExperimentPlan,
         base: &BaseUrl,
         duration: Duration,
         per_request: bool,

@@ -1,4 +1,4 @@
-//! The signals `larder up` acts on, taken synchronously.
+//! The signals `larder up` and the experiments act on, taken synchronously.
 //!
 //! SIGINT, SIGTERM and SIGCHLD are blocked before any thread exists and then taken with
 //! `sigtimedwait`: the main loop sleeps until a stop request or a child's exit instead of

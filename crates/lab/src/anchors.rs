@@ -1,0 +1,137 @@
+//! The anchors operators run today, in front of the same nodes as larder route: HAProxy
+//! (`balance uri`, `hash-type consistent`, `hash-balance-factor 125`) and nginx
+//! (`hash … consistent`), each on one thread.
+//!
+//! The anchors hash what larder's mapper keys on: the path for a static file, the view
+//! (`/app/<db>/<view>`) for a dynamic document (HAProxy's `balance uri depth 3`, an nginx
+//! `map`), as an operator who knows the application would configure them; hashing whole
+//! dynamic URLs would only make them look worse.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Context, LabError, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    Haproxy,
+    Nginx,
+}
+
+impl Anchor {
+    pub const ALL: [Anchor; 2] = [Anchor::Haproxy, Anchor::Nginx];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Anchor::Haproxy => "haproxy",
+            Anchor::Nginx => "nginx",
+        }
+    }
+}
+
+impl fmt::Display for Anchor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where the anchors' executables are (None: that anchor is skipped).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tools {
+    pub haproxy: Option<PathBuf>,
+    pub nginx: Option<PathBuf>,
+}
+
+impl Tools {
+    /// The given paths, else `haproxy`/`nginx` from PATH or /usr/sbin.
+    pub fn find(haproxy: Option<PathBuf>, nginx: Option<PathBuf>) -> Tools {
+        Tools {
+            haproxy: haproxy.or_else(|| lookup("haproxy")),
+            nginx: nginx.or_else(|| lookup("nginx")),
+        }
+    }
+
+    fn path(&self, anchor: Anchor) -> Option<&PathBuf> {
+        match anchor {
+            Anchor::Haproxy => self.haproxy.as_ref(),
+            Anchor::Nginx => self.nginx.as_ref(),
+        }
+    }
+
+    /// Why `anchor` cannot run here, if it cannot.
+    pub fn missing(&self, anchor: Anchor) -> Option<String> {
+        self.path(anchor).is_none().then(|| {
+            format!(
+                "{anchor} is not installed: bench/experiments.sh installs it, or give --{anchor} PATH"
+            )
+        })
+    }
+}
+
+fn lookup(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")])
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Writes the anchor's configuration into `dir` (listening on `addr`, balancing over
+/// `nodes`) and returns the command that runs it in the foreground.
+pub fn command(
+    anchor: Anchor,
+    tools: &Tools,
+    nodes: &[(String, SocketAddr)],
+    dir: &Path,
+    addr: SocketAddr,
+) -> Result<Command> {
+    let exe = tools
+        .path(anchor)
+        .ok_or_else(|| LabError::Invalid(format!("{anchor} is not installed")))?;
+    let servers = |line: &dyn Fn(&str, &SocketAddr) -> String| {
+        nodes.iter().map(|(name, a)| line(name, a)).collect::<Vec<_>>().join("\n")
+    };
+    let (file, conf) = match anchor {
+        Anchor::Haproxy => (
+            dir.join("haproxy.cfg"),
+            format!(
+                "global\n    nbthread 1\n    maxconn 8000\n\
+                 defaults\n    mode http\n    option http-keep-alive\n    timeout connect 5s\n\
+                 \x20   timeout client 60s\n    timeout server 60s\n\
+                 frontend f\n    bind {addr}\n    default_backend nodes\n\
+                 backend nodes\n    balance uri depth 3\n    hash-type consistent\n\
+                 \x20   hash-balance-factor 125\n{}\n",
+                servers(&|name, a| format!("    server {name} {a}"))
+            ),
+        ),
+        Anchor::Nginx => {
+            let d = dir.display();
+            (
+                dir.join("nginx.conf"),
+                format!(
+                    "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
+                     error_log stderr warn;\nevents {{ worker_connections 20000; }}\n\
+                     http {{\n    access_log off;\n    client_body_temp_path {d}/tmp;\n\
+                     \x20   proxy_temp_path {d}/tmp;\n    fastcgi_temp_path {d}/tmp;\n\
+                     \x20   uwsgi_temp_path {d}/tmp;\n    scgi_temp_path {d}/tmp;\n\
+                     \x20   map $uri $larder_key {{ ~^(/app/[^/]+/[^/]+)/ $1; default $uri; }}\n\
+                     \x20   upstream nodes {{\n        hash $larder_key consistent;\n{}\n\
+                     \x20       keepalive 128;\n    }}\n\
+                     \x20   server {{\n        listen {addr};\n        location / {{\n\
+                     \x20           proxy_pass http://nodes;\n            proxy_http_version 1.1;\n\
+                     \x20           proxy_set_header Connection \"\";\n        }}\n    }}\n}}\n",
+                    servers(&|_, a| format!("        server {a};"))
+                ),
+            )
+        }
+    };
+    std::fs::write(&file, conf).with_context(|| format!("writing {}", file.display()))?;
+    let mut cmd = Command::new(exe);
+    match anchor {
+        Anchor::Haproxy => cmd.arg("-f").arg(&file).arg("-db"),
+        Anchor::Nginx => cmd.arg("-c").arg(&file).arg("-p").arg(dir),
+    };
+    Ok(cmd)
+}

@@ -1,0 +1,179 @@
+//! The headline experiments on real processes and sockets.
+//!
+//! For every workload, connection mode and round, every front-end runs in turn (A B A B):
+//! fresh nodes (cold caches) with unequal caches, the front-end in front of them, a
+//! warm-up, a measured closed loop (or, for `classes`, two open loops), optionally the
+//! DBench ramp, then everything is stopped. Hit ratios come from the nodes' load reports,
+//! CPU time from /proc, latency and throughput from the load generator in this process.
+//! What is printed is the progress, the table and the claims; the children's output goes
+//! to `<out>/logs/<run>/<child>.log`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::child::{self, Logs};
+use crate::error::{Context, LabError, Result};
+use crate::launcher::{larder_exe, Launcher};
+use crate::measure::{self, RunSpec};
+use crate::plan::{ExperimentPlan, Kind, Setup};
+use crate::results::{self, Row};
+use crate::run_dir::RunDir;
+use crate::signals::Signals;
+use crate::store;
+use crate::workload::{self, Content, Sizing, Workload, WorkloadKind};
+
+/// How long stopped processes get to exit before they are killed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Runs the experiment `plan` describes: prints the progress, the table and the claims,
+/// and writes them with the rows and charts to `plan.out`.
+pub fn run(plan: &ExperimentPlan) -> Result<()> {
+    // Before the load generator's threads exist (see `signals`).
+    let signals = Signals::block().context("blocking signals")?;
+    let setup = plan.setup()?;
+    let exe = larder_exe(plan.larder.clone())?;
+    if let Some(cpu) = setup.router.cpu {
+        // Before the load generator's threads exist: they inherit it.
+        child::pin_self(cpu).with_context(|| format!("pinning to CPU {cpu}"))?;
+    }
+    let run_dir = RunDir::create("experiment")?;
+    let logs = Logs::new(plan.out.join("logs"), plan.verbose)?;
+    let launcher = Launcher { exe, signals, logs, grace: STOP_GRACE };
+    let store_root = store::root(plan.store_dir.as_deref())?;
+    let all_cache: u64 = plan.cache_mb.iter().sum::<u64>() << 20;
+    let sizing = Sizing {
+        dataset_bytes: plan.dataset_mb.map_or(all_cache * 3 / 4, |m| m << 20),
+        file_bytes: plan.file_size,
+        view_bytes: plan.dyn_view_size,
+        doc_bytes: plan.dyn_doc_size,
+        dyn_cost: plan.dyn_cost,
+        alpha: plan.alpha,
+        seed: plan.seed,
+    };
+    let header = describe(plan, &setup);
+    println!("{header}");
+    let mut rows = Vec::new();
+    let stopped = 'all: {
+        for &kind in &setup.workloads {
+            let w = workload::build(kind, &sizing, plan.trace.as_deref(), &store_root)?;
+            println!(
+                "\n{kind}: {} objects, {:.1} MiB; nodes cache {} MiB",
+                w.objects,
+                w.dataset_bytes as f64 / f64::from(1 << 20),
+                caches(plan)
+            );
+            let extra = match plan.kind {
+                Kind::Classes => Some(dynamic_part(&sizing, &store_root)?),
+                Kind::Locality => None,
+            };
+            for &connections in &plan.connections {
+                for round in 0..plan.rounds {
+                    for &system in &setup.systems {
+                        if signals.stop_requested(Duration::ZERO) {
+                            break 'all true;
+                        }
+                        let name =
+                            format!("{kind}-{}-{system}-round{}", connections.name(), round + 1);
+                        let launcher =
+                            Launcher { logs: launcher.logs.sub(&name)?, ..launcher.clone() };
+                        let spec = RunSpec {
+                            workload: &w,
+                            dynamic: extra.as_ref(),
+                            system,
+                            connections,
+                            round,
+                        };
+                        let row = measure::run_one(plan, &setup, &launcher, run_dir.path(), &spec)
+                            .with_context(|| format!("{system} on {kind}, round {}", round + 1))?;
+                        println!("{}", progress_line(&row));
+                        rows.push(row);
+                    }
+                }
+            }
+        }
+        false
+    };
+    let baseline = plan.baseline();
+    print!("{}", results::render_table(&rows, baseline));
+    let claims = results::claims(&rows);
+    if !claims.is_empty() {
+        println!("\nclaims:");
+        for c in &claims {
+            println!("  {c}");
+        }
+    }
+    results::write(&plan.out, &rows, baseline, &header, &claims)?;
+    println!("\nwrote {}/table.md, rows.json and SVG charts", plan.out.display());
+    if stopped {
+        return Err(LabError::Invalid(
+            "interrupted; the rows above were measured before the stop".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn caches(plan: &ExperimentPlan) -> String {
+    plan.cache_mb.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
+}
+
+/// The classes experiment's dynamic requests: views far more than the caches hold, so
+/// nearly every one is computed (HACC's ASP pages were computed every time).
+fn dynamic_part(sizing: &Sizing, store_root: &Path) -> Result<Workload> {
+    let many = Sizing { dataset_bytes: 100_000 * sizing.view_bytes, ..sizing.clone() };
+    workload::build(WorkloadKind::new(Content::Dynamic, false), &many, None, store_root)
+}
+
+/// The machine and settings, as the head of the table.
+fn describe(plan: &ExperimentPlan, setup: &Setup) -> String {
+    // Online CPUs, not this process's share: the load generator may be pinned to one.
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(str::to_string))
+        .and_then(|l| l.split_once(':').map(|(_, m)| m.trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into());
+    let systems: Vec<String> = setup.systems.iter().map(|s| s.to_string()).collect();
+    let mut pinned = String::new();
+    if setup.nodes.iter().any(|n| n.cpu.is_some()) {
+        let cpus: Vec<String> =
+            setup.nodes.iter().map(|n| n.cpu.map_or("-".into(), |c| c.to_string())).collect();
+        pinned = format!(", pinned to CPUs {}", cpus.join("/"));
+    }
+    if let Some(c) = setup.router.cpu {
+        pinned.push_str(&format!("; front-end and load generator on CPU {c}"));
+    }
+    let load = match plan.kind {
+        Kind::Locality => format!("{} users", plan.users),
+        Kind::Classes => {
+            format!("open loop {} req/s ({}% dynamic)", plan.rate, plan.dynamic_share * 100.0)
+        }
+    };
+    format!(
+        "# larder bench experiment {:?}\n\nmachine: {cpus} CPUs ({model}); nodes: caches {} MiB{pinned}; \
+         front-ends: {}; {load}, warm-up {:?}, {:?} measured, {} rounds; router threads {}, \
+         load generator threads {}",
+        plan.kind,
+        caches(plan),
+        systems.join(", "),
+        plan.warmup,
+        plan.duration,
+        plan.rounds,
+        setup.router.threads,
+        setup.client_threads,
+    )
+}
+
+fn progress_line(r: &Row) -> String {
+    let mut line = format!(
+        "  {:<10} {:<11} round {}  {:>8.0} req/s  hit {:.3}  mean {:>7.2} ms  p99 {:>7.2} ms  errors {}",
+        r.system, r.connections, r.round + 1, r.throughput_rps, r.hit_ratio, r.mean_ms, r.p99_ms, r.errors
+    );
+    if let Some(u) = r.users_sustained {
+        line.push_str(&format!("  users sustained {u}"));
+    }
+    if let (Some(s), Some(d)) = (r.static_mean_ms, r.dynamic_mean_ms) {
+        line.push_str(&format!("  static mean {s:.2} ms  dynamic mean {d:.2} ms"));
+    }
+    line
+}

@@ -1,0 +1,198 @@
+//! The front-end under test: `larder route` with one policy (configured as the
+//! experiments need it), or one of the [anchors](crate::anchors), started in front of the
+//! nodes of one run and waited for until a request through it answers.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Instant;
+
+use policy::PolicyKind;
+use router::config::ClassPoolConfig;
+use router::{NodeConfig, RouterConfig};
+
+use crate::anchors::{self, Anchor, Tools};
+use crate::child::{self, Group};
+use crate::error::{LabError, Result};
+use crate::launcher::{local_address, Launcher};
+use crate::probe;
+use crate::route;
+
+/// Directory levels of a HACC tree in the experiments (see [`larder_config`]).
+const TREE_DEPTH: usize = 3;
+
+/// A front-end the experiments compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum System {
+    Larder(PolicyKind),
+    Anchor(Anchor),
+}
+
+impl FromStr for System {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(a) = Anchor::ALL.into_iter().find(|a| a.name() == s) {
+            return Ok(System::Anchor(a));
+        }
+        s.parse().map(System::Larder).map_err(|_| {
+            let names: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.name()).collect();
+            format!("{s:?}: expected a policy ({}), haproxy or nginx", names.join(", "))
+        })
+    }
+}
+
+impl fmt::Display for System {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            System::Larder(p) => p.fmt(f),
+            System::Anchor(a) => a.fmt(f),
+        }
+    }
+}
+
+/// How larder route is set up beyond its policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouterSetup {
+    pub threads: usize,
+    /// Pin the front-end to this CPU.
+    pub cpu: Option<usize>,
+    /// For `class`: the nodes (by name) that serve dynamic content.
+    pub dynamic_pool: Vec<String>,
+}
+
+/// A started front-end (stopped when dropped) and the address clients use.
+pub struct Front {
+    pub group: Group,
+    pub addr: SocketAddr,
+}
+
+impl Front {
+    pub fn pid(&self) -> u32 {
+        self.group.children[0].pid()
+    }
+}
+
+/// Starts `system` in front of `nodes`, writing its configuration into `dir`, and waits
+/// until `probe_path` answers through it.
+#[allow(clippy::too_many_arguments)]
+pub fn start(
+    launcher: &Launcher,
+    system: System,
+    tools: &Tools,
+    setup: &RouterSetup,
+    nodes: &[(String, SocketAddr)],
+    dir: &Path,
+    probe_path: &str,
+    deadline: Instant,
+) -> Result<Front> {
+    let mut group = Group::new(launcher.grace, launcher.signals);
+    let addr = match system {
+        System::Larder(policy) => {
+            let config = larder_config(policy, setup, nodes);
+            route::start(launcher, &config, dir, setup.cpu, &mut group, deadline)?
+                .ok_or(LabError::Interrupted)?
+        }
+        System::Anchor(anchor) => {
+            let addr = local_address(None)?;
+            let mut cmd = anchors::command(anchor, tools, nodes, dir, addr)?;
+            if let Some(cpu) = setup.cpu {
+                child::pin(&mut cmd, cpu);
+            }
+            let signals = &launcher.signals;
+            group.children.push(child::spawn(
+                anchor.name(),
+                cmd,
+                |_| None,
+                signals,
+                &launcher.logs,
+            )?);
+            addr
+        }
+    };
+    match probe::answers(addr, probe_path, deadline, &launcher.signals) {
+        Ok(true) => Ok(Front { group, addr }),
+        Ok(false) => Err(LabError::Interrupted),
+        Err(e) => {
+            let tail = group.children[0].tail();
+            Err(LabError::Context {
+                context: format!("{system} did not come up{tail}"),
+                source: Box::new(e),
+            })
+        }
+    }
+}
+
+/// larder route as the experiments run it: on a free port, no admin listener.
+fn larder_config(
+    policy: PolicyKind,
+    setup: &RouterSetup,
+    nodes: &[(String, SocketAddr)],
+) -> RouterConfig {
+    let mut c = RouterConfig {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        threads: setup.threads,
+        nodes: started_nodes(nodes),
+        ..RouterConfig::default()
+    };
+    c.policy.kind = policy.to_string();
+    c.admin.listen = String::new();
+    // HACC places subtrees. The default depth 1 would make every document of the stores
+    // (`/d/…`) one tree and every view (`/app/…`) another; depth 3 makes a tree of each
+    // leaf directory of the stores and of each view (`/app/<db>/<view>/`).
+    c.mapping.tree_depth = TREE_DEPTH;
+    if policy == PolicyKind::Class {
+        c.policy.classes = vec![ClassPoolConfig {
+            class: 1,
+            nodes: setup.dynamic_pool.clone(),
+            inner: PolicyKind::Least.to_string(),
+        }];
+    }
+    c
+}
+
+/// The nodes the lab started, as the router's config names them: short names (n1, n2, …)
+/// in X-Larder-Node and /stats, and their load reports polled (hit ratios).
+pub fn started_nodes(nodes: &[(String, SocketAddr)]) -> Vec<NodeConfig> {
+    nodes
+        .iter()
+        .map(|(name, addr)| NodeConfig {
+            name: name.clone(),
+            load_report: true,
+            ..NodeConfig::new(*addr)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let policies = PolicyKind::ALL.map(PolicyKind::name);
+        for name in policies.into_iter().chain(["haproxy", "nginx"]) {
+            assert_eq!(name.parse::<System>().unwrap().to_string(), name);
+        }
+        let err = "envoy".parse::<System>().unwrap_err();
+        assert!(err.contains("expected a policy (rr, wrr,") && err.contains("nginx"), "{err}");
+    }
+
+    #[test]
+    fn class_config_names_the_dynamic_pool() {
+        let setup =
+            RouterSetup { threads: 1, cpu: None, dynamic_pool: vec!["n3".into(), "n4".into()] };
+        let nodes: Vec<(String, SocketAddr)> =
+            (1..=4).map(|i| (format!("n{i}"), SocketAddr::from(([127, 0, 0, 1], i)))).collect();
+        let c = larder_config(PolicyKind::Class, &setup, &nodes);
+        // What the router reads back from the file it is given.
+        let c = RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap();
+        assert_eq!(c.policy.kind, "class");
+        assert_eq!(c.policy.classes[0].nodes, ["n3", "n4"]);
+        assert_eq!(c.threads, 1);
+        assert_eq!(c.nodes[0].name, "n1");
+        assert!(c.nodes[0].load_report);
+        assert_eq!(c.admin.listen, "");
+    }
+}

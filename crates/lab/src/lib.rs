@@ -1,0 +1,59 @@
+//! `lab`: larder's laboratory — local clusters of real processes (larder nodes, larder
+//! route, HAProxy, nginx) started, watched and stopped, and the headline experiments run
+//! on them. The `larder` binary's `up`, `up --bench` and `bench experiment` are thin
+//! adapters over it.
+//!
+//! Processes:
+//! - `signals`: SIGINT, SIGTERM and SIGCHLD, blocked and taken synchronously.
+//! - `child`: one child process (its logs, its ready line, its last stderr lines) and
+//!   [`child::Group`]s of them that stop when dropped.
+//! - `probe`: "does it answer?" — one HTTP GET retried until a deadline.
+//! - `load_report`: what a node's load report says.
+//! - `cpu_time`: CPU seconds of a process, from /proc.
+//! - `run_dir`: a temporary directory for one run's files.
+//! - `launcher`: what every started process shares; free ports.
+//!
+//! Clusters:
+//! - `store`: synthetic document stores, written once and reused.
+//! - `nodes`: starting larder nodes.
+//! - `route`: starting larder route on a [`router::RouterConfig`].
+//! - `anchors`: HAProxy and nginx configured as operators would.
+//! - `front`: the front-end under test ([`System`]): larder route with a policy, or an anchor.
+//! - `up`: `larder up` ([`UpConfig`]).
+//!
+//! Experiments:
+//! - `plan`: [`ExperimentPlan`], checked into the run's `Setup`.
+//! - `workload`: what the nodes serve and the request streams.
+//! - `measure`: one front-end on one workload: fresh nodes, front-end, load, figures.
+//! - `results`: rows, tables, claims, JSON and charts.
+//! - `experiment`: the runner ([`experiment::run`]).
+//! - `sim_fit`: the simulator fitted to an experiment's rows, and how close it comes.
+//!
+//! - `error`: [`LabError`].
+
+pub mod anchors;
+pub mod child;
+pub mod cpu_time;
+pub mod error;
+pub mod experiment;
+pub mod front;
+pub mod launcher;
+pub mod load_report;
+pub mod measure;
+pub mod nodes;
+pub mod plan;
+pub mod probe;
+pub mod results;
+pub mod route;
+pub mod run_dir;
+pub mod signals;
+pub mod sim_fit;
+pub mod store;
+pub mod up;
+pub mod workload;
+
+pub use error::LabError;
+pub use front::System;
+pub use plan::{Connections, ExperimentPlan, Kind, Ramp};
+pub use up::UpConfig;
+pub use workload::{DynCost, WorkloadKind};

@@ -1,0 +1,53 @@
+//! What a node's load report (`GET /.larder/load`, JSON) says about its cache and disk:
+//! the one place the lab reads it.
+
+use std::net::SocketAddr;
+
+use crate::error::{Context, LabError, Result};
+use crate::probe;
+
+/// Cumulative counters of one node's load report.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NodeCounters {
+    pub hits: u64,
+    pub misses: u64,
+    pub disk_read_bytes: u64,
+}
+
+impl NodeCounters {
+    /// What happened between `earlier` and `self`.
+    pub fn since(&self, earlier: &NodeCounters) -> NodeCounters {
+        NodeCounters {
+            hits: self.hits.saturating_sub(earlier.hits),
+            misses: self.misses.saturating_sub(earlier.misses),
+            disk_read_bytes: self.disk_read_bytes.saturating_sub(earlier.disk_read_bytes),
+        }
+    }
+}
+
+/// Fetches and reads the load report of the node at `addr`.
+pub fn read(addr: SocketAddr) -> Result<NodeCounters> {
+    let (code, body) = probe::fetch(addr, wire::LOAD_REPORT_PATH)?;
+    if code != 200 {
+        return Err(LabError::Child(format!("load report answered {code}")));
+    }
+    let report = wire::LoadReport::parse(&body).context("load report")?;
+    Ok(NodeCounters {
+        hits: report.hits,
+        misses: report.misses,
+        disk_read_bytes: report.disk_read_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_subtract() {
+        let a = NodeCounters { hits: 10, misses: 5, disk_read_bytes: 100 };
+        let b = NodeCounters { hits: 25, misses: 6, disk_read_bytes: 100 };
+        assert_eq!(b.since(&a), NodeCounters { hits: 15, misses: 1, disk_read_bytes: 0 });
+        assert_eq!(a.since(&b), NodeCounters::default());
+    }
+}

@@ -1,0 +1,247 @@
+//! What an experiment is asked to do, typed: [`ExperimentPlan`] (the binary builds it
+//! from its flags, `larder up --bench` from its own), and the checks and defaults that
+//! turn it into the [`Setup`] fixed for the whole run.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bench::RampSpec;
+
+use crate::anchors::{Anchor, Tools};
+use crate::error::{invalid, Result};
+use crate::front::{RouterSetup, System};
+use crate::nodes::NodeSpec;
+use crate::workload::{Content, DynCost, WorkloadKind};
+use policy::PolicyKind;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Kind {
+    /// Policies and anchors on cache-bound workloads (LARD's and HACC's headline).
+    Locality,
+    /// Static files with a share of CPU-heavy dynamic requests: response time of the
+    /// static ones under `class` routing vs `rr` (HACC's ASP case).
+    Classes,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Connections {
+    /// Persistent connections: every request of a user on one connection.
+    KeepAlive,
+    /// A new connection for every request (HTTP/1.0 style).
+    PerRequest,
+}
+
+impl Connections {
+    pub fn name(self) -> &'static str {
+        match self {
+            Connections::KeepAlive => "keep-alive",
+            Connections::PerRequest => "per-request",
+        }
+    }
+}
+
+/// DBench's ramp after each measured run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ramp {
+    pub spec: RampSpec,
+    /// A slower request counts as a failure.
+    pub timeout: Duration,
+    /// The ramp's last step.
+    pub max_users: u32,
+}
+
+/// One experiment, as `larder bench experiment --help` explains it. Empty lists and
+/// `None`s take the defaults of the experiment's kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExperimentPlan {
+    pub kind: Kind,
+    pub workloads: Vec<WorkloadKind>,
+    /// Access log for the `trace` workload.
+    pub trace: Option<PathBuf>,
+    pub systems: Vec<System>,
+    /// Each node's cache in MiB (one node per entry).
+    pub cache_mb: Vec<u64>,
+    /// Node i's CPU (empty: the kind's default).
+    pub pin: Vec<usize>,
+    pub pin_front: Option<usize>,
+    /// Static data set, or all dynamic views together [default: 3/4 of all caches].
+    pub dataset_mb: Option<u64>,
+    pub file_size: u64,
+    pub alpha: f64,
+    pub dyn_cost: DynCost,
+    pub dyn_view_size: u64,
+    pub dyn_doc_size: u64,
+    pub seed: u64,
+    pub users: u32,
+    pub connections: Vec<Connections>,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub rounds: u32,
+    pub ramp: Option<Ramp>,
+    /// classes: requests per second in total (open loop).
+    pub rate: f64,
+    /// classes: share of the requests that are dynamic.
+    pub dynamic_share: f64,
+    pub router_threads: usize,
+    pub client_threads: usize,
+    /// The larder executable for nodes and router [default: this one].
+    pub larder: Option<PathBuf>,
+    pub haproxy: Option<PathBuf>,
+    pub nginx: Option<PathBuf>,
+    pub store_dir: Option<PathBuf>,
+    /// Directory for table.md, rows.json, the SVG charts and the children's logs.
+    pub out: PathBuf,
+    /// Echo the children's output live (it always goes to `<out>/logs/`).
+    pub verbose: bool,
+}
+
+impl Default for ExperimentPlan {
+    /// The flags' defaults (a test in the binary checks that they agree).
+    fn default() -> Self {
+        ExperimentPlan {
+            kind: Kind::Locality,
+            workloads: Vec::new(),
+            trace: None,
+            systems: Vec::new(),
+            cache_mb: vec![16, 16, 8, 8],
+            pin: Vec::new(),
+            pin_front: None,
+            dataset_mb: None,
+            file_size: 16 << 10,
+            alpha: 0.8,
+            dyn_cost: DynCost::Micros(2000),
+            dyn_view_size: 64 << 10,
+            dyn_doc_size: 8 << 10,
+            seed: 1,
+            users: 32,
+            connections: vec![Connections::KeepAlive],
+            duration: Duration::from_secs(10),
+            warmup: Duration::from_secs(4),
+            rounds: 2,
+            ramp: None,
+            rate: 1000.0,
+            dynamic_share: 0.05,
+            router_threads: 1,
+            client_threads: 1,
+            larder: None,
+            haproxy: None,
+            nginx: None,
+            store_dir: None,
+            out: PathBuf::from("experiment-results"),
+            verbose: false,
+        }
+    }
+}
+
+/// Everything fixed for the whole experiment, with the kind's defaults filled in.
+pub struct Setup {
+    pub tools: Tools,
+    pub router: RouterSetup,
+    pub nodes: Vec<NodeSpec>,
+    pub workloads: Vec<WorkloadKind>,
+    pub systems: Vec<System>,
+    pub client_threads: usize,
+}
+
+impl ExperimentPlan {
+    /// The system the table's ratios are to.
+    pub fn baseline(&self) -> &'static str {
+        match self.kind {
+            Kind::Locality => "wrr",
+            Kind::Classes => "rr",
+        }
+    }
+
+    /// Checks the plan and fills in the defaults of its kind.
+    pub fn setup(&self) -> Result<Setup> {
+        if self.cache_mb.is_empty() || self.cache_mb.contains(&0) {
+            invalid!("--cache-mb needs one size of at least 1 MiB per node");
+        }
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let nodes = self.cache_mb.len();
+        let pin: Vec<Option<usize>> = match (&self.pin[..], self.kind) {
+            ([], Kind::Locality) => vec![None; nodes],
+            ([], Kind::Classes) => (0..nodes).map(|i| Some(i * cpus / nodes)).collect(),
+            (p, _) if p.len() == nodes => p.iter().map(|&c| Some(c)).collect(),
+            (p, _) => invalid!("--pin gives {} CPUs for {nodes} nodes", p.len()),
+        };
+        let pin_front = match (self.pin_front, self.kind) {
+            (Some(cpu), _) => Some(cpu),
+            (None, Kind::Classes) => pin[0],
+            (None, Kind::Locality) => None,
+        };
+        if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
+            invalid!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
+        }
+        if self.rounds == 0 || self.users == 0 || self.duration.is_zero() {
+            invalid!("--rounds, --users and --duration must be above 0");
+        }
+        if !(self.rate.is_finite() && self.rate > 0.0) {
+            invalid!("--rate must be a positive number of requests per second");
+        }
+        if !(self.dynamic_share > 0.0 && self.dynamic_share < 1.0) {
+            invalid!("--dynamic-share must be between 0 and 1");
+        }
+        let tools = Tools::find(self.haproxy.clone(), self.nginx.clone());
+        let mut systems = self.systems.clone();
+        if systems.is_empty() {
+            use PolicyKind::*;
+            let (policies, anchors): (&[PolicyKind], &[Anchor]) = match self.kind {
+                Kind::Locality => (&[Wrr, Least, Hash, Bounded, Lard, LardR, Hacc], &Anchor::ALL),
+                Kind::Classes => (&[Rr, Class], &[]),
+            };
+            let policies = policies.iter().map(|&p| System::Larder(p));
+            systems = policies.chain(anchors.iter().map(|&a| System::Anchor(a))).collect();
+        }
+        systems.retain(|s| match s {
+            System::Anchor(a) => match tools.missing(*a) {
+                Some(why) => {
+                    eprintln!("larder experiment: skipping {s}: {why}");
+                    false
+                }
+                None => true,
+            },
+            System::Larder(_) => true,
+        });
+        if systems.is_empty() {
+            invalid!("no front-end left to run");
+        }
+        let mut workloads = self.workloads.clone();
+        if workloads.is_empty() {
+            let (dynamic, fixed) = (
+                WorkloadKind::new(Content::Dynamic, false),
+                WorkloadKind::new(Content::Static, false),
+            );
+            workloads = match self.kind {
+                Kind::Locality => vec![dynamic, fixed],
+                Kind::Classes => vec![fixed],
+            };
+        }
+        if self.kind == Kind::Classes && workloads.iter().any(|w| w.content != Content::Static) {
+            invalid!(
+                "the classes experiment mixes its own dynamic requests into static workloads only"
+            );
+        }
+        let names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
+        Ok(Setup {
+            tools,
+            router: RouterSetup {
+                threads: self.router_threads.max(1),
+                cpu: pin_front,
+                // The second half of the nodes (on the last CPUs when pinned).
+                dynamic_pool: names[nodes / 2..].to_vec(),
+            },
+            nodes: self
+                .cache_mb
+                .iter()
+                .zip(pin)
+                .map(|(&cache_mb, cpu)| NodeSpec { cache_mb, cpu })
+                .collect(),
+            workloads,
+            systems,
+            client_threads: self.client_threads.max(1),
+        })
+    }
+}

@@ -1,0 +1,44 @@
+//! Starting `larder route` on a configuration of the router's own type
+//! ([`router::RouterConfig`]), written to the run's directory as TOML.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use router::RouterConfig;
+
+use crate::child::{self, Group};
+use crate::error::{Context, Result};
+use crate::launcher::Launcher;
+
+/// Writes `config` to `<dir>/router.toml`, starts the router on it (pinned to `cpu`) into
+/// `group` and waits until it reports its traffic address. None: a stop was requested
+/// meanwhile.
+pub fn start(
+    launcher: &Launcher,
+    config: &RouterConfig,
+    dir: &Path,
+    cpu: Option<usize>,
+    group: &mut Group,
+    deadline: Instant,
+) -> Result<Option<SocketAddr>> {
+    let file = dir.join("router.toml");
+    let text = config.to_toml().context("writing the router config")?;
+    std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
+    let mut cmd = Command::new(&launcher.exe);
+    cmd.arg("route").arg("--config").arg(&file);
+    if let Some(cpu) = cpu {
+        child::pin(&mut cmd, cpu);
+    }
+    let router = child::spawn(
+        "router",
+        cmd,
+        |line| wire::RouterReady::parse(line).map(|r| r.addr),
+        &launcher.signals,
+        &launcher.logs,
+    )?;
+    group.children.push(router);
+    let router = group.children.last_mut().expect("pushed above");
+    router.address(deadline, &launcher.signals)
+}

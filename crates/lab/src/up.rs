@@ -1,0 +1,243 @@
+//! `larder up`: a whole cluster on this machine — a document store, N larder nodes and a
+//! larder route in front of them — started at once, watched, and stopped on SIGINT or
+//! SIGTERM (or when one of them dies on its own); and `larder up --bench`'s plan.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use policy::PolicyKind;
+use router::RouterConfig;
+use trace::SizeMix;
+
+use crate::child::{Group, Logs};
+use crate::error::{invalid, Context, LabError, Result};
+use crate::front::{started_nodes, System};
+use crate::launcher::{larder_exe, local_address, Launcher};
+use crate::nodes::{self, NodeSpec, Nodes};
+use crate::plan::ExperimentPlan;
+use crate::probe;
+use crate::route;
+use crate::run_dir::RunDir;
+use crate::signals::{Signals, Wake};
+use crate::store;
+use crate::workload::{Content, WorkloadKind};
+
+/// The policy when neither `--policy` nor `--config` names one.
+pub const DEFAULT_POLICY: PolicyKind = PolicyKind::LardR;
+/// What `larder up --bench` compares.
+const BENCH_POLICIES: [PolicyKind; 5] =
+    [PolicyKind::Wrr, PolicyKind::Hash, PolicyKind::Bounded, PolicyKind::Lard, PolicyKind::LardR];
+/// The largest store, as a multiple of one node's cache (the LARD papers' interesting
+/// case: more than one node holds, less than all of them together).
+const STORE_PER_CACHE: u64 = 3;
+/// The store never exceeds this share (in quarters) of all caches together, so fewer
+/// than 4 nodes still get a store their caches can hold.
+const STORE_QUARTERS_OF_ALL_CACHES: u64 = 3;
+/// How long the main loop sleeps between checks when nothing happens (signals wake it).
+const IDLE_WAKE: Duration = Duration::from_secs(60);
+
+/// The cluster `larder up` starts (its flags, typed).
+#[derive(Clone, Debug)]
+pub struct UpConfig {
+    pub nodes: u16,
+    /// Each node's cache in MiB.
+    pub cache_mb: u64,
+    /// Overrides the config file's policy ([`DEFAULT_POLICY`] without either).
+    pub policy: Option<PolicyKind>,
+    /// Serve these files instead of the synthetic store.
+    pub docroot: Option<PathBuf>,
+    /// The router's configuration for everything but its nodes and addresses.
+    pub config: Option<PathBuf>,
+    pub listen: SocketAddr,
+    /// The router's admin API [default: a free port on 127.0.0.1].
+    pub admin: Option<SocketAddr>,
+    pub direct_io: bool,
+    pub store_dir: Option<PathBuf>,
+    /// How long each process gets to report its address and answer.
+    pub start_timeout: Duration,
+    /// How long the processes get to exit after SIGTERM before they are killed.
+    pub stop_timeout: Duration,
+    /// Echo the children's output (it always goes to the run directory's `logs/`).
+    pub verbose: bool,
+}
+
+/// Everything started; dropping it stops the router first, so requests in flight finish
+/// on nodes that are still there.
+struct Cluster {
+    router: Group,
+    nodes: Group,
+}
+
+impl Cluster {
+    fn stop(&mut self) {
+        self.router.stop();
+        self.nodes.stop();
+    }
+}
+
+impl UpConfig {
+    /// Starts the cluster and runs until a stop is requested (Ok) or a process dies on
+    /// its own (an error naming it).
+    pub fn run(&self) -> Result<()> {
+        // First, before any thread exists (see `signals`).
+        let signals = Signals::block().context("blocking signals")?;
+        // The config before the store: a typo should not wait for a store to be written.
+        let mut router_config = self.router_config()?;
+        let (docroot, example) = self.documents()?;
+        // A store can take seconds to write: honour a Ctrl-C pressed meanwhile.
+        if signals.stop_requested(Duration::ZERO) {
+            return Ok(());
+        }
+        let run_dir = RunDir::create("up")?;
+        let logs = Logs::new(run_dir.path().join("logs"), self.verbose)?;
+        let exe = larder_exe(None)?;
+        let launcher = Launcher { exe, signals, logs, grace: self.stop_timeout };
+        let deadline = Instant::now() + self.start_timeout;
+        let direct_io: &[String] = if self.direct_io { &["--direct-io".to_string()] } else { &[] };
+        let specs = vec![NodeSpec { cache_mb: self.cache_mb, cpu: None }; usize::from(self.nodes)];
+        let started = nodes::start(&launcher, &docroot, &specs, direct_io, deadline)?;
+        let Some(Nodes { group, addrs }) = started else { return stopped(None) };
+        let mut cluster = Cluster { router: Group::new(launcher.grace, signals), nodes: group };
+        for (node, (name, addr)) in cluster.nodes.children.iter().zip(&addrs) {
+            println!("  node {name:<6} http://{addr}  pid {}", node.pid());
+        }
+        router_config.nodes = started_nodes(&addrs);
+        let admin = local_address(self.admin)?;
+        router_config.admin.listen = admin.to_string();
+        let dir = run_dir.path();
+        let router =
+            route::start(&launcher, &router_config, dir, None, &mut cluster.router, deadline)?;
+        let Some(listen) = router else { return stopped(Some(cluster)) };
+        let describe = cluster.router.children[0].describe();
+        if !probe::answers(admin, "/stats", deadline, &signals).context(describe)? {
+            return stopped(Some(cluster));
+        }
+        println!(
+            "  router      http://{listen}  pid {}  policy {}",
+            cluster.router.children[0].pid(),
+            router_config.policy.kind
+        );
+        println!("  admin       http://{admin}/stats  (also /metrics, /targets?top=20)");
+        println!("  try         curl -i http://{listen}{example}");
+        println!("  logs        {}", launcher.logs.dir.display());
+        println!("larder up: ready; Ctrl-C or SIGTERM stops every process above");
+        loop {
+            match signals.wait(IDLE_WAKE) {
+                Wake::Stop => return stopped(Some(cluster)),
+                Wake::ChildExited | Wake::Timeout => {
+                    let exited = match cluster.router.exited()? {
+                        Some(e) => Some(e),
+                        None => cluster.nodes.exited()?,
+                    };
+                    if let Some((what, tail)) = exited {
+                        eprintln!("larder up: {what}{tail}");
+                        eprintln!("larder up: stopping the rest");
+                        cluster.stop();
+                        return Err(LabError::Child(what));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The router's configuration: `--config` read as the router reads it (its nodes and
+    /// addresses are replaced once they are known), `--policy` over it; the router
+    /// checks the whole when it starts.
+    fn router_config(&self) -> Result<RouterConfig> {
+        let mut c = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                toml::from_str::<RouterConfig>(&text)
+                    .map_err(|e| LabError::Invalid(format!("parsing {}: {e}", path.display())))?
+            }
+            None => {
+                let mut c = RouterConfig::default();
+                c.policy.kind = DEFAULT_POLICY.to_string();
+                c
+            }
+        };
+        if let Some(p) = self.policy {
+            c.policy.kind = p.to_string();
+        }
+        c.listen = self.listen;
+        c.node_header = true;
+        Ok(c)
+    }
+
+    /// The directory the nodes serve (`--docroot`, or the synthetic store, built if need
+    /// be) and the URL path of a document to try first.
+    fn documents(&self) -> Result<(PathBuf, String)> {
+        match &self.docroot {
+            Some(dir) if dir.is_dir() => {
+                println!(
+                    "larder up: docroot {}; each node caches {} MiB",
+                    dir.display(),
+                    self.cache_mb
+                );
+                Ok((dir.clone(), "/".to_string()))
+            }
+            Some(dir) => invalid!("--docroot {}: not a directory", dir.display()),
+            None => {
+                let root = store::root(self.store_dir.as_deref())?;
+                let bytes = store_bytes(self.nodes, self.cache_mb);
+                let s = store::ensure(&root, bytes, SizeMix::Hacc)?;
+                println!(
+                    "larder up: store {} ({} documents, {:.1} MiB; each node caches {} MiB)",
+                    s.dir.display(),
+                    s.docs,
+                    s.bytes as f64 / (1 << 20) as f64,
+                    self.cache_mb
+                );
+                Ok((s.dir, s.example))
+            }
+        }
+    }
+
+    /// `larder up --bench`: the locality experiment, short, on this cluster's shape —
+    /// `seconds` measured per policy after as long of warm-up, one round, its results
+    /// under `<store dir>/up-bench`.
+    pub fn bench_plan(&self, seconds: u64) -> Result<ExperimentPlan> {
+        let time = Duration::from_secs(seconds);
+        Ok(ExperimentPlan {
+            workloads: vec![WorkloadKind::new(Content::Dynamic, false)],
+            systems: BENCH_POLICIES.iter().map(|&p| System::Larder(p)).collect(),
+            cache_mb: vec![self.cache_mb; usize::from(self.nodes)],
+            rounds: 1,
+            duration: time,
+            warmup: time,
+            out: store::root(self.store_dir.as_deref())?.join("up-bench"),
+            store_dir: self.store_dir.clone(),
+            verbose: self.verbose,
+            ..ExperimentPlan::default()
+        })
+    }
+}
+
+/// Stops what was started (by dropping it), saying so.
+fn stopped(cluster: Option<Cluster>) -> Result<()> {
+    eprintln!("larder up: stopping");
+    drop(cluster);
+    eprintln!("larder up: stopped");
+    Ok(())
+}
+
+/// Bytes of synthetic store for `nodes` nodes of `cache_mb` MiB each.
+fn store_bytes(nodes: u16, cache_mb: u64) -> u64 {
+    let cache = cache_mb << 20;
+    (cache * STORE_PER_CACHE).min(cache * u64::from(nodes) * STORE_QUARTERS_OF_ALL_CACHES / 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_is_three_caches_and_less_than_all() {
+        assert_eq!(store_bytes(4, 64), 192 << 20);
+        assert_eq!(store_bytes(8, 64), 192 << 20);
+        assert_eq!(store_bytes(2, 64), 96 << 20);
+        assert_eq!(store_bytes(1, 4), 3 << 20);
+    }
+}

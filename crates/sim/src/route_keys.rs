@@ -1,0 +1,37 @@
+//! Targets keyed as larder route keys their URLs (`--route-keys`), so the simulated
+//! hashing and placement see what the real router sees.
+
+use policy::{MapperConfig, Target, TargetMapper};
+use trace::Workload;
+
+use crate::SimError;
+
+/// The URL a static server gives each of the workload's targets (its path, escaped).
+pub fn served_urls(workload: &Workload) -> Result<Vec<String>, SimError> {
+    workload
+        .targets
+        .iter()
+        .map(|t| {
+            trace::served_url(&t.path)
+                .map_err(|e| SimError::Config(format!("target {:?} has no URL: {e:?}", t.path)))
+        })
+        .collect()
+}
+
+/// The router's mapping of each URL (with `tree_depth`, or the mapper's default).
+pub fn route_targets(urls: &[String], tree_depth: Option<usize>) -> Result<Vec<Target>, SimError> {
+    let defaults = MapperConfig::default();
+    let mapper = TargetMapper::new(MapperConfig {
+        tree_depth: tree_depth.unwrap_or(defaults.tree_depth),
+        ..defaults
+    });
+    urls.iter()
+        .enumerate()
+        .map(|(i, url)| {
+            mapper
+                .map(url.as_bytes())
+                .map(|m| m.target)
+                .map_err(|e| SimError::Config(format!("target {i}: URL {url:?}: {e}")))
+        })
+        .collect()
+}
