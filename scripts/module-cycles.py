@@ -36,7 +36,7 @@ def without_tests(text):
 
 def expand_use_tree(tree):
     """`a::{b, c::{d, e as f}}` -> [(["a","b"], "b"), (["a","c","d"], "d"), (["a","c","e"], "f")]."""
-    tree = re.sub(r"\s+", "", tree)
+    tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+", "@", tree))
     out = []
 
     def walk(prefix, s):
@@ -58,11 +58,7 @@ def expand_use_tree(tree):
                 head_segs = [x for x in head.split("::") if x]
                 walk(prefix + head_segs, rest[:-1])
             else:
-                alias = None
-                if "as" in part and re.search(r"[^:]as[A-Za-z_]", part):
-                    m = re.match(r"(.*?)as(" + IDENT + r")$", part)
-                    if m and not m.group(1).endswith(":"):
-                        part, alias = m.group(1), m.group(2)
+                part, _, alias = part.partition("@")
                 segs = prefix + [x for x in part.split("::") if x]
                 if segs:
                     out.append((segs, alias or segs[-1]))

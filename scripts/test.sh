@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The project's test command: formatting, lints, then every test of the workspace, and the
+# The project's test command: formatting, lints, no import circles between the files of a
+# crate, then every test of the workspace, and the
 # tests on the shared real logs when they sit beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
+python3 scripts/module-cycles.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 if [ -d ../shared/traces ]; then

@@ -5,6 +5,7 @@
 //! does. Time is always passed in as [`Nanos`].
 //!
 //! Map of the crate:
+//! - [`nanos`]: [`Nanos`], the time every method is handed (the crate reads no clock).
 //! - [`node`]: node identity ([`NodeId`]) and membership ([`NodeState`]).
 //! - [`target`]: [`Target`] (normalised key, tree prefix, content class).
 //! - [`mapper`]: URL → [`Target`] by a strict, documented rule ([`TargetMapper`]), with
@@ -33,6 +34,7 @@ pub mod lard_r;
 pub mod least;
 pub mod load;
 pub mod mapper;
+pub mod nanos;
 pub mod node;
 pub mod percent;
 pub mod policy;
@@ -49,13 +51,8 @@ pub mod wrr;
 pub use build::build;
 pub use load::{LoadView, LoadWeights, NodeLoad};
 pub use mapper::{Mapped, MapperConfig, TargetError, TargetMapper};
+pub use nanos::{Nanos, SECOND};
 pub use node::{NodeId, NodeState};
 pub use policy::{Outcome, Policy, PolicyStats};
 pub use spec::{PolicyKind, PolicySpec, SpecError};
 pub use target::{ClassId, Target, TargetKey};
-
-/// Nanoseconds since an origin the caller chooses; the policy never reads a clock.
-pub type Nanos = u64;
-
-/// One second in [`Nanos`].
-pub const SECOND: Nanos = 1_000_000_000;
