@@ -31,10 +31,17 @@
 //!
 //! - `error`: [`LabError`].
 
+// `unsafe` only in the modules marked `allow(unsafe_code)` below: process signals,
+// PR_SET_PDEATHSIG for children, and sysconf, which the standard library does not wrap.
+#![deny(unsafe_code)]
+
 pub mod anchors;
+#[allow(unsafe_code)]
 pub mod child;
+#[allow(unsafe_code)]
 pub mod cpu_time;
 pub mod error;
+#[allow(unsafe_code)]
 pub mod experiment;
 pub mod front;
 pub mod launcher;
@@ -46,6 +53,7 @@ pub mod probe;
 pub mod results;
 pub mod route;
 pub mod run_dir;
+#[allow(unsafe_code)]
 pub mod signals;
 pub mod sim_fit;
 pub mod store;

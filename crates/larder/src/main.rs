@@ -1,5 +1,7 @@
 //! `larder`: the one binary. Each subcommand lives in its own file under `cmd/`.
 
+#![forbid(unsafe_code)]
+
 use clap::{Parser, Subcommand};
 
 mod cmd;
