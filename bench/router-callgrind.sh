@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Instructions per request in larder route, counted by callgrind: a figure that does not
+# depend on what else the machine is doing, so two builds can be compared exactly.
+#
+# A larder node serves a 1 KB file; larder route (one thread, policy hash) runs under
+# `valgrind --tool=callgrind` in front of it; wrk sends keep-alive requests for DURATION
+# seconds; the router's instructions (start-up included, which REQUESTS makes small) are
+# divided by the requests wrk completed.
+#
+# Settings (environment): LARDER (release binary; built if unset), LARDER_BASELINE
+# (another larder binary, measured the same way right after, with the ratio printed),
+# DURATION seconds (10), CONNECTIONS (10), KEEP (a directory to keep the callgrind outputs
+# in, for callgrind_annotate). Installs valgrind and wrk with apt-get when
+# missing. Touches only loopback.
+set -euo pipefail
+
+DURATION=${DURATION:-10}
+CONNECTIONS=${CONNECTIONS:-10}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+. "$ROOT/bench/lib.sh"
+ensure_tools valgrind wrk
+LARDER=$(larder_binary "$ROOT")
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    if [ -n "${KEEP:-}" ]; then cp "$WORK"/*.out "$KEEP"/ 2>/dev/null || true; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+mkdir -p "$WORK/www"
+head -c 1024 /dev/urandom >"$WORK/www/1.bin"
+NPORT=$(free_port)
+"$LARDER" node --docroot "$WORK/www" --listen "127.0.0.1:$NPORT" 2>"$WORK/node.log" &
+PIDS+=("$!")
+wait_port "$NPORT"
+
+# instructions_per_request BINARY NAME: prints "NAME: I instructions per request (R requests)".
+instructions_per_request() {
+    local port out requests pid total
+    port=$(free_port)
+    valgrind --tool=callgrind --callgrind-out-file="$WORK/$2.out" \
+        "$1" route --listen "127.0.0.1:$port" --node "127.0.0.1:$NPORT" --policy hash \
+        --threads 1 --admin "" 2>"$WORK/$2.log" &
+    pid=$!
+    PIDS+=("$pid")
+    for _ in $(seq 1 300); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    out=$(wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "http://127.0.0.1:$port/1.bin")
+    requests=$(echo "$out" | awk '/requests in/ {print $1}')
+    kill -TERM "$pid"
+    wait "$pid" || true
+    total=$(awk '/^summary:/ {print $2}' "$WORK/$2.out")
+    python3 -c 'import sys; n, t, r = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]); print(f"{n}: {t / r:.0f} instructions per request ({r} requests)")' \
+        "$2" "$total" "$requests"
+}
+
+A=$(instructions_per_request "$LARDER" larder)
+echo "$A"
+if [ -n "${LARDER_BASELINE:-}" ]; then
+    B=$(instructions_per_request "$LARDER_BASELINE" baseline)
+    echo "$B"
+    python3 -c 'import sys; a = float(sys.argv[1].split()[1]); b = float(sys.argv[2].split()[1]); print(f"larder/baseline instructions per request: {a / b:.3f}")' "$A" "$B"
+fi
