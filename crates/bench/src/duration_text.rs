@@ -22,9 +22,30 @@ pub fn parse_duration(text: &str) -> Result<Duration, BenchError> {
     Duration::try_from_secs_f64(seconds).map_err(|_| bad())
 }
 
+/// A per-request timeout as written: a duration, or `none` for waiting forever.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeout(pub Option<Duration>);
+
+impl Timeout {
+    /// `none`, or a duration as [`parse_duration`] reads it.
+    pub fn parse(text: &str) -> Result<Timeout, BenchError> {
+        if text == "none" {
+            return Ok(Timeout(None));
+        }
+        parse_duration(text).map(|d| Timeout(Some(d)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeouts_are_durations_or_none() {
+        assert_eq!(Timeout::parse("none").unwrap(), Timeout(None));
+        assert_eq!(Timeout::parse("2s").unwrap(), Timeout(Some(Duration::from_secs(2))));
+        assert!(Timeout::parse("never").is_err());
+    }
 
     #[test]
     fn units_and_bare_seconds() {

@@ -20,6 +20,8 @@ pub enum BenchError {
     BadRamp { text: String },
     #[error("invalid configuration: {0}")]
     Config(String),
+    #[error("target {target:?}: {reason}")]
+    Target { target: String, reason: String },
     #[error("the workload has no requests to send")]
     EmptyWorkload,
     #[error("cannot write {path}: {source}")]

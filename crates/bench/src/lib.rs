@@ -3,7 +3,7 @@
 //! Map of the crate:
 //! - [`config`]: a run's settings ([`Config`], [`Mode`]); [`plan`]: what users send
 //!   (single URL, per-user sessions with think times, a flat stream);
-//!   [`base_url`]: where; [`duration_text`]: `10s`-style durations.
+//!   [`load_shape`]: users, rate or ramp and limits as a config; [`workload_plan`]: a replayed or generated workload as a plan; [`base_url`]: where; [`duration_text`]: `10s`-style durations.
 //! - [`http_client`]: a lean HTTP/1.1 client on raw TCP that counts bytes exactly.
 //! - [`client`]: one user's connection and statistics; [`closed_loop`]: users that wait
 //!   for each response; [`open_loop`]: a fixed rate, latency from the intended send time;
@@ -27,6 +27,7 @@ pub mod error;
 pub mod html;
 pub mod http_client;
 pub mod latency;
+pub mod load_shape;
 pub mod open_loop;
 pub mod plan;
 pub mod progress;
@@ -35,6 +36,7 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod table;
+pub mod workload_plan;
 
 pub use base_url::BaseUrl;
 pub use config::{Config, Mode};

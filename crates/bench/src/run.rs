@@ -68,6 +68,11 @@ impl Crowd {
     }
 }
 
+/// [`runtime`] with `threads` workers, or one per core when not given.
+pub fn runtime_or_per_core(threads: Option<usize>) -> Result<Runtime, BenchError> {
+    runtime(threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())))
+}
+
 /// A multi-thread runtime with `threads` workers for the load generator's users.
 pub fn runtime(threads: usize) -> Result<Runtime, BenchError> {
     if threads == 0 {

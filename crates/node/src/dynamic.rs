@@ -22,6 +22,14 @@ pub struct DynamicConfig {
     pub doc_bytes: usize,
 }
 
+impl DynamicConfig {
+    /// Hash-loop rounds per view: `iterations` if given (the same bytes and CPU on every
+    /// machine), else as many as cost `cost_us` of CPU here, calibrated now.
+    pub fn iterations_for(cost_us: u64, iterations: Option<u64>) -> u64 {
+        iterations.unwrap_or_else(|| (iterations_per_us() * cost_us as f64).round() as u64)
+    }
+}
+
 impl Default for DynamicConfig {
     fn default() -> Self {
         DynamicConfig {
@@ -183,6 +191,12 @@ fn thread_cpu_time() -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_iterations_win_over_the_cost() {
+        assert_eq!(DynamicConfig::iterations_for(2000, Some(7)), 7);
+        assert!(DynamicConfig::iterations_for(2000, None) > 0);
+    }
 
     #[test]
     fn calibration_counts_the_threads_cpu_time() {

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::SimError;
+use crate::{NodeRange, SimError};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -22,6 +22,27 @@ pub enum CacheSizes {
 }
 
 impl CacheSizes {
+    /// Cluster sizes to run: `nodes` (8 if not given), or the length of a per-node list,
+    /// which fixes the cluster size (a different `nodes` is refused).
+    pub fn cluster_sizes(&self, nodes: Option<&NodeRange>) -> Result<Vec<usize>, SimError> {
+        let Some(listed) = self.nodes() else {
+            return Ok(nodes.map_or_else(|| vec![8], |r| r.0.clone()));
+        };
+        match nodes.map(|r| r.0.as_slice()) {
+            None => Ok(vec![listed]),
+            Some([n]) if *n == listed => Ok(vec![listed]),
+            Some([n]) => Err(SimError::Flag(format!(
+                "--cache-mb {self} lists {listed} cache sizes but --nodes is {n}: give one size \
+                 per node (or drop --nodes), or one size for every node"
+            ))),
+            Some(sizes) => Err(SimError::Flag(format!(
+                "--nodes asks for {} cluster sizes, but --cache-mb {self} fixes the cluster at \
+                 {listed} nodes: to sweep cluster sizes give one --cache-mb size for every node",
+                sizes.len()
+            ))),
+        }
+    }
+
     /// `32 MiB per node` or `16,16,8,8 MiB node by node, 48 MiB in all`, for titles.
     pub fn label(&self, nodes: usize) -> String {
         match self {
@@ -124,6 +145,21 @@ mod tests {
     use super::*;
 
     const M: u64 = 1 << 20;
+
+    #[test]
+    fn a_per_node_list_fixes_the_cluster_size() {
+        let list: CacheSizes = "16,16,8,8".parse().unwrap();
+        let nodes = |v: Vec<usize>| Some(NodeRange(v));
+        assert_eq!(list.cluster_sizes(None).unwrap(), [4]);
+        assert_eq!(list.cluster_sizes(nodes(vec![4]).as_ref()).unwrap(), [4]);
+        let err = list.cluster_sizes(nodes(vec![3]).as_ref()).unwrap_err().to_string();
+        assert!(err.contains("lists 4 cache sizes but --nodes is 3"), "{err}");
+        let err = list.cluster_sizes(nodes(vec![1, 2]).as_ref()).unwrap_err().to_string();
+        assert!(err.contains("fixes the cluster at 4 nodes"), "{err}");
+        let one = CacheSizes::Uniform(M);
+        assert_eq!(one.cluster_sizes(None).unwrap(), [8]);
+        assert_eq!(one.cluster_sizes(nodes(vec![1, 2]).as_ref()).unwrap(), [1, 2]);
+    }
 
     #[test]
     fn parses_one_size_or_one_per_node() {

@@ -5,8 +5,15 @@
 pub enum SimError {
     #[error("invalid simulation settings: {0}")]
     Config(String),
+    /// A flag's value or a combination of flags that cannot be run, in the flags' words.
+    #[error("{0}")]
+    Flag(String),
     #[error(transparent)]
     Policy(#[from] policy::SpecError),
+    #[error(transparent)]
+    Trace(#[from] trace::TraceError),
+    #[error("reading {}: {source}", path.display())]
+    Read { path: std::path::PathBuf, source: std::io::Error },
     #[error("the workload has no requests")]
     EmptyWorkload,
     #[error("request {index} names target {target}, but the workload has {targets} targets")]

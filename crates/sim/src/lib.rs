@@ -13,8 +13,10 @@
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
 //! - `sweep.rs`: [`sweep`] over cluster sizes and policies, and [`NodeRange`] parsing.
 //! - `report.rs`: the readable table.
-//! - `timing.rs`: replay speed per run ([`TimedResult`]).
+//! - `timing.rs`: replay speed per run ([`TimedResult`], [`RunClock`]).
 //! - `route_keys.rs`: targets keyed as larder route keys their URLs.
+//! - `settings.rs`: settings in the user's units ([`ModelUnits`], [`PolicyOverrides`],
+//!   [`GeneratedWorkload`]) turned into configs.
 //! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG (`chart`).
 //! - `error.rs`: [`SimError`].
 
@@ -31,6 +33,7 @@ mod model;
 mod report;
 mod result;
 mod route_keys;
+mod settings;
 mod svg;
 mod sweep;
 mod timing;
@@ -43,7 +46,8 @@ pub use ideal::ideal_hit_ratio;
 pub use model::Model;
 pub use report::table;
 pub use result::{NodeResult, RunResult};
-pub use route_keys::{route_targets, served_urls};
+pub use route_keys::{route_targets, served_urls, target_urls};
+pub use settings::{replayed_workload, GeneratedWorkload, ModelUnits, PolicyOverrides};
 pub use svg::throughput_svg;
 pub use sweep::{sweep, NodeRange};
-pub use timing::{per_second, thread_cpu_seconds, TimedResult};
+pub use timing::{per_second, thread_cpu_seconds, RunClock, TimedResult};

@@ -1,6 +1,8 @@
 //! Targets keyed as larder route keys their URLs (`--route-keys`), so the simulated
 //! hashing and placement see what the real router sees.
 
+use std::path::Path;
+
 use policy::{MapperConfig, Target, TargetMapper};
 use trace::Workload;
 
@@ -16,6 +18,24 @@ pub fn served_urls(workload: &Workload) -> Result<Vec<String>, SimError> {
                 .map_err(|e| SimError::Config(format!("target {:?} has no URL: {e:?}", t.path)))
         })
         .collect()
+}
+
+/// The URL of each target: one per line of `file` in target order (e.g. larder node's
+/// dynamic view URLs), or without a file [`served_urls`].
+pub fn target_urls(file: Option<&Path>, workload: &Workload) -> Result<Vec<String>, SimError> {
+    let Some(path) = file else { return served_urls(workload) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| SimError::Read { path: path.to_path_buf(), source })?;
+    let urls: Vec<String> = text.lines().map(str::to_string).collect();
+    if urls.len() != workload.targets.len() {
+        return Err(SimError::Flag(format!(
+            "{}: {} URLs for {} targets (one URL per target, in order)",
+            path.display(),
+            urls.len(),
+            workload.targets.len()
+        )));
+    }
+    Ok(urls)
 }
 
 /// The router's mapping of each URL (with `tree_depth`, or the mapper's default).

@@ -185,6 +185,22 @@ pub struct DocrootReport {
     pub conflicts: u64,
 }
 
+/// `3 files written (24.0 KiB), 0 already there, …`: what a person is told.
+impl std::fmt::Display for DocrootReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} files written ({}), {} already there, {} unmappable, {} conflicts (a path both \
+             file and directory)",
+            self.written,
+            crate::human_bytes(self.written_bytes),
+            self.existing,
+            self.unmappable,
+            self.conflicts
+        )
+    }
+}
+
 fn write_file(target: &str, size: u64, file: &Path) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, fs::File::create(file)?);
     let mut chunk = vec![0u8; 1 << 16];

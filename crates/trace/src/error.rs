@@ -18,6 +18,9 @@ pub enum TraceError {
     /// A synthetic workload configuration that cannot be generated.
     #[error("invalid synthetic workload: {0}")]
     Config(String),
+    /// A data set size that is not a positive number of MiB.
+    #[error("--dataset-mb must be a positive number")]
+    BadDatasetSize,
     /// More distinct targets or clients than a `u32` id can name.
     #[error("too many distinct {0} (more than u32::MAX)")]
     TooMany(&'static str),

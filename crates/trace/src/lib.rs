@@ -15,10 +15,12 @@
 //! - `session.rs`: per-user [`sessions`] with think times.
 //! - `rng.rs`: the in-crate PRNG ([`Rng`]), so synthetic output never drifts.
 //! - `synth.rs`: synthetic document stores and request streams ([`generate`]).
+//! - `store_size.rs`: [`SynthConfig::sized`], a store sized by files, documents or MiB.
 //! - `docroot.rs`: target → file mapping and the docroot writer.
 //! - `stats.rs`: [`Stats`], including the ideal-cache working-set curve.
 //! - `stats_table.rs`: [`stats_table`], the statistics in human units.
 //! - `size.rs`: [`parse_size`] for sizes people write (`64MB`, `1.4MiB`).
+//! - `status_range.rs`: [`parse_status_range`] for status filters people write (`200-299`).
 //! - `error.rs`: [`TraceError`].
 
 #![forbid(unsafe_code)]
@@ -34,6 +36,8 @@ mod size;
 mod skip;
 pub mod stats;
 pub mod stats_table;
+mod status_range;
+mod store_size;
 pub mod synth;
 pub mod workload;
 
@@ -47,5 +51,6 @@ pub use size::parse_size;
 pub use skip::SkipReason;
 pub use stats::{Coverage, Stats};
 pub use stats_table::{human_bytes, stats_table};
+pub use status_range::{parse_status_range, StatusRangeError};
 pub use synth::{docs_for_dataset, generate, Popularity, SizeMix, SynthConfig};
 pub use workload::{TargetInfo, WorkRequest, Workload};

@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use bench::duration_text::Timeout;
 use bench::{
-    compare, html, parse_duration, table, BaseUrl, Config, Mode, Plan, RampLimits, RampSpec, Report,
+    compare, html, parse_duration, table, BaseUrl, Config, Plan, RampLimits, RampSpec, Report,
 };
+use bench::{load_shape::LoadShape, workload_plan::PlanShape};
 use clap::Subcommand;
-use trace::{generate, load_workload, sessions, LoadOptions, Popularity, SynthConfig, Workload};
+use trace::{generate, load_workload, LoadOptions, Popularity, SynthConfig, Workload};
 
 /// Load generation and benchmark reports.
 #[derive(clap::Args, Debug)]
@@ -112,7 +114,7 @@ struct LoadArgs {
     rate: Option<f64>,
     /// DBench ramp START:STEP:EPOCH: start with START users, add STEP every EPOCH until a
     /// request fails or connects get slow; reports the users sustained.
-    #[arg(long, value_name = "START:STEP:EPOCH", value_parser = parse_ramp)]
+    #[arg(long, value_name = "START:STEP:EPOCH", value_parser = RampSpec::parse)]
     ramp: Option<RampSpec>,
     /// Ramp: stop when an epoch's average connect time exceeds this.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
@@ -133,7 +135,7 @@ struct LoadArgs {
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
     warmup: Duration,
     /// Per-request timeout, connect included; `none` waits forever.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = Timeout::parse)]
     timeout: Timeout,
     /// Length of an epoch for the per-epoch statistics (the ramp uses its own epoch).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
@@ -141,21 +143,6 @@ struct LoadArgs {
     /// Worker threads of the load generator [default: number of cores].
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-}
-
-/// A per-request timeout, or none.
-#[derive(Clone, Copy, Debug)]
-struct Timeout(Option<Duration>);
-
-fn parse_timeout(s: &str) -> Result<Timeout, String> {
-    if s == "none" {
-        return Ok(Timeout(None));
-    }
-    parse_duration(s).map(|d| Timeout(Some(d))).map_err(|e| e.to_string())
-}
-
-fn parse_ramp(s: &str) -> Result<RampSpec, String> {
-    RampSpec::parse(s).map_err(|e| e.to_string())
 }
 
 /// The workload to send, loaded once for every target.
@@ -194,71 +181,33 @@ impl WorkloadArgs {
     }
 
     fn plan(&self, source: &Source, base: &BaseUrl) -> anyhow::Result<Plan> {
-        let workload = match source {
-            Source::Single => return Ok(Plan::single(base.path.clone())),
-            Source::Workload(w) => w,
-        };
-        let paths = workload
-            .targets
-            .iter()
-            .map(|t| {
-                let path = if self.docroot_urls {
-                    trace::served_url(&t.path)
-                        .map_err(|e| anyhow::anyhow!("target {:?}: {e:?}", t.path))?
-                } else {
-                    t.path.clone()
-                };
-                Ok(base.join(&path))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let plan = if self.flat {
-            Plan::flat(paths, workload.requests.iter().map(|r| r.target))?
-        } else {
-            let idle_gap_ms = self.idle_gap_min.saturating_mul(60_000);
-            let users = sessions(workload, idle_gap_ms);
-            let scripts = users.iter().map(|s| s.requests.iter().map(|r| (r.target, r.think_ms)));
-            Plan::sessions(paths, scripts, self.think_scale)?
-        };
-        Ok(plan)
+        let Source::Workload(workload) = source else { return Ok(Plan::single(base.path.clone())) };
+        let (flat, think_scale, docroot_urls) = (self.flat, self.think_scale, self.docroot_urls);
+        let shape = PlanShape { flat, think_scale, idle_gap_min: self.idle_gap_min, docroot_urls };
+        Ok(shape.plan(workload, base)?)
     }
 }
 
 impl LoadArgs {
     fn config(&self, target: BaseUrl, plan: Plan, single: bool) -> anyhow::Result<Config> {
-        let mode = match (self.ramp, self.rate) {
-            (Some(spec), _) => Mode::Ramp {
-                spec,
-                limits: RampLimits {
-                    avg_connect: self.ramp_avg_connect,
-                    max_connect: self.ramp_max_connect,
-                    max_users: self.ramp_max_users,
-                },
-            },
-            (None, Some(rate)) => Mode::Open { rate, connections: self.users },
-            (None, None) => Mode::Closed { users: self.users },
+        let (avg_connect, max_connect) = (self.ramp_avg_connect, self.ramp_max_connect);
+        let limits = RampLimits { avg_connect, max_connect, max_users: self.ramp_max_users };
+        let shape = LoadShape {
+            users: self.users,
+            connection_per_request: self.connection_per_request,
+            rate: self.rate,
+            ramp: self.ramp.map(|spec| (spec, limits)),
+            duration: self.duration,
+            requests: self.requests,
+            warmup: self.warmup,
+            timeout: self.timeout.0,
+            epoch: self.epoch,
         };
-        let bounded = self.duration.is_some() || self.requests.is_some();
-        let mut config = Config::closed(target, plan, self.users);
-        config.mode = mode;
-        config.connection_per_request = self.connection_per_request;
-        config.duration = match self.duration {
-            None if single && !bounded && self.ramp.is_none() => Some(Duration::from_secs(10)),
-            d => d,
-        };
-        config.requests = self.requests;
-        config.warmup = self.warmup;
-        config.timeout = self.timeout.0;
-        config.epoch = self.epoch;
-        config.cycle = single || bounded;
-        config.validate()?;
-        Ok(config)
+        Ok(shape.config(target, plan, single)?)
     }
 
     fn runtime(&self) -> anyhow::Result<bench::run::Runtime> {
-        let threads = self
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        Ok(bench::run::runtime(threads)?)
+        Ok(bench::run::runtime_or_per_core(self.threads)?)
     }
 }
 

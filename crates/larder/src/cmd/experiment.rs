@@ -91,7 +91,7 @@ pub struct Args {
     rounds: u32,
     /// Also run DBench's ramp START:STEP:EPOCH after each measured run: users are added
     /// until a request fails or takes longer than --ramp-timeout; reports users sustained.
-    #[arg(long, value_name = "START:STEP:EPOCH", value_parser = parse_ramp)]
+    #[arg(long, value_name = "START:STEP:EPOCH", value_parser = RampSpec::parse)]
     ramp: Option<RampSpec>,
     /// The ramp's per-request limit: a slower request counts as a failure.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
@@ -137,10 +137,6 @@ pub struct Args {
     /// With --sim-fit: microseconds of one O_DIRECT read of a static file.
     #[arg(long, value_name = "US", default_value_t = 55.0, requires = "sim_fit")]
     sim_disk_us: f64,
-}
-
-fn parse_ramp(s: &str) -> Result<RampSpec, String> {
-    RampSpec::parse(s).map_err(|e| e.to_string())
 }
 
 impl Args {

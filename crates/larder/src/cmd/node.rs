@@ -128,7 +128,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     cfg.stat_ttl = Duration::from_millis(args.stat_ttl_ms);
     cfg.follow_outside_symlinks = args.follow_outside_symlinks;
     cfg.index_file = args.index;
-    cfg.limits = http_limits(args.max_header_bytes, args.max_headers, args.max_uri_bytes);
+    let (max_header_bytes, max_headers) = (args.max_header_bytes, args.max_headers);
+    cfg.limits = node::Limits { max_header_bytes, max_headers, max_uri_len: args.max_uri_bytes };
     cfg.max_body_bytes = args.max_body_bytes;
     cfg.max_connections = args.max_connections;
     cfg.header_timeout = Duration::from_millis(args.header_timeout_ms);
@@ -140,16 +141,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     cfg.load_path = (!args.no_load_report).then_some(args.load_path);
     cfg.metrics_path = (!args.no_metrics).then_some(args.metrics_path);
     cfg.access_log = args.access_log;
-    cfg.dynamic = (!args.no_dynamic).then(|| {
-        let iterations = args.dyn_iterations.unwrap_or_else(|| {
-            (node::dynamic::iterations_per_us() * args.dyn_cost_us as f64).round() as u64
-        });
-        node::DynamicConfig {
-            mount: args.dyn_mount,
-            iterations,
-            view_bytes: args.dyn_view_kb << 10,
-            doc_bytes: args.dyn_doc_kb << 10,
-        }
+    cfg.dynamic = (!args.no_dynamic).then(|| node::DynamicConfig {
+        mount: args.dyn_mount,
+        iterations: node::DynamicConfig::iterations_for(args.dyn_cost_us, args.dyn_iterations),
+        view_bytes: args.dyn_view_kb << 10,
+        doc_bytes: args.dyn_doc_kb << 10,
     });
     cfg.validate()?;
     // Each connection and each cached path holds a descriptor: raise the soft limit to
@@ -190,8 +186,4 @@ async fn termination_signal() {
             std::future::pending::<()>().await;
         }
     }
-}
-
-fn http_limits(max_header_bytes: usize, max_headers: usize, max_uri_len: usize) -> node::Limits {
-    node::Limits { max_header_bytes, max_headers, max_uri_len }
 }

@@ -6,11 +6,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use cache::Kind;
-use policy::{PolicyKind, PolicySpec, Target, SECOND};
+use policy::{PolicyKind, PolicySpec};
 use sim::{
-    per_second, thread_cpu_seconds, CacheSizes, Model, NodeRange, SimConfig, Simulator, TimedResult,
+    CacheSizes, GeneratedWorkload, ModelUnits, NodeRange, PolicyOverrides, RunClock, SimConfig,
+    Simulator,
 };
-use trace::{LoadOptions, Popularity, SizeMix, SynthConfig, Workload};
+use trace::{Popularity, SizeMix, Workload};
 
 /// Popularity of a generated workload.
 #[derive(clap::ValueEnum, Copy, Clone, Debug)]
@@ -173,126 +174,39 @@ pub struct Args {
     pub timing: bool,
 }
 
-fn micros(flag: &str, value: Option<f64>, scale: f64, default: u64) -> anyhow::Result<u64> {
-    match value {
-        None => Ok(default),
-        Some(v) if v.is_finite() && v >= 0.0 && v * scale < u64::MAX as f64 => {
-            Ok((v * scale).round() as u64)
-        }
-        Some(v) => bail!("--{flag} {v}: expected a finite number >= 0"),
-    }
-}
-
-const MIB: f64 = 1024.0 * 1024.0;
-
-fn mib(flag: &str, value: f64) -> anyhow::Result<u64> {
-    if !(0.0..=1e12).contains(&value) {
-        bail!("--{flag} {value}: expected a size in MiB >= 0");
-    }
-    Ok((value * MIB).round() as u64)
-}
-
 impl Args {
-    /// Cluster sizes to run: --nodes, or the length of a --cache-mb list, which fixes it.
-    fn cluster_sizes(&self) -> anyhow::Result<Vec<usize>> {
-        let Some(listed) = self.cache_mb.nodes() else {
-            return Ok(self.nodes.as_ref().map_or_else(|| vec![8], |r| r.0.clone()));
-        };
-        match self.nodes.as_ref().map(|r| r.0.as_slice()) {
-            None => Ok(vec![listed]),
-            Some([n]) if *n == listed => Ok(vec![listed]),
-            Some([n]) => bail!(
-                "--cache-mb {} lists {listed} cache sizes but --nodes is {n}: give one size per \
-                 node (or drop --nodes), or one size for every node",
-                self.cache_mb
-            ),
-            Some(sizes) => bail!(
-                "--nodes asks for {} cluster sizes, but --cache-mb {} fixes the cluster at \
-                 {listed} nodes: to sweep cluster sizes give one --cache-mb size for every node",
-                sizes.len(),
-                self.cache_mb
-            ),
+    fn model(&self) -> ModelUnits {
+        ModelUnits {
+            setup_us: self.setup_us,
+            teardown_us: self.teardown_us,
+            transmit_us: self.transmit_us,
+            transmit_unit_bytes: self.transmit_unit_bytes,
+            disk_read_ms: self.disk_read_ms,
+            disk_block_us: self.disk_block_us,
+            disk_block_bytes: self.disk_block_bytes,
+            disk_chunk_ms: self.disk_chunk_ms,
+            disk_chunk_bytes: self.disk_chunk_bytes,
+            front_us: self.front_us,
+            miss_cpu_us: self.miss_cpu_us,
         }
     }
 
-    fn model(&self) -> anyhow::Result<Model> {
-        let d = Model::default();
-        Ok(Model {
-            setup_ns: micros("setup-us", self.setup_us, 1e3, d.setup_ns)?,
-            teardown_ns: micros("teardown-us", self.teardown_us, 1e3, d.teardown_ns)?,
-            transmit_ns: micros("transmit-us", self.transmit_us, 1e3, d.transmit_ns)?,
-            transmit_unit_bytes: self.transmit_unit_bytes.unwrap_or(d.transmit_unit_bytes),
-            disk_read_ns: micros("disk-read-ms", self.disk_read_ms, 1e6, d.disk_read_ns)?,
-            disk_block_ns: micros("disk-block-us", self.disk_block_us, 1e3, d.disk_block_ns)?,
-            disk_block_bytes: self.disk_block_bytes.unwrap_or(d.disk_block_bytes),
-            disk_chunk_ns: micros("disk-chunk-ms", self.disk_chunk_ms, 1e6, d.disk_chunk_ns)?,
-            disk_chunk_bytes: self.disk_chunk_bytes.unwrap_or(d.disk_chunk_bytes),
-            front_ns: micros("front-us", self.front_us, 1e3, d.front_ns)?,
-            miss_cpu_ns: micros("miss-cpu-us", self.miss_cpu_us, 1e3, d.miss_cpu_ns)?,
-        })
+    fn policies(&self) -> PolicyOverrides {
+        PolicyOverrides {
+            t_low: self.t_low,
+            t_high: self.t_high,
+            balance_factor: self.balance_factor,
+            table_cap: self.table_cap,
+            shrink_after_secs: self.shrink_after_secs,
+            hacc_margin: self.hacc_margin,
+        }
     }
 
-    /// What the policy sees of each target with --route-keys: the router's mapping of
-    /// its URL (from --target-urls, or the URL a static server gives its path).
-    fn route_targets(&self, workload: &Workload) -> anyhow::Result<Vec<Target>> {
-        let urls: Vec<String> = match &self.target_urls {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("reading {}", path.display()))?;
-                let urls: Vec<String> = text.lines().map(str::to_string).collect();
-                if urls.len() != workload.targets.len() {
-                    bail!(
-                        "{}: {} URLs for {} targets (one URL per target, in order)",
-                        path.display(),
-                        urls.len(),
-                        workload.targets.len()
-                    );
-                }
-                urls
-            }
-            None => sim::served_urls(workload)?,
-        };
-        Ok(sim::route_targets(&urls, self.tree_depth)?)
-    }
-
-    fn policies(&self) -> anyhow::Result<Vec<PolicySpec>> {
-        let kinds: Vec<PolicyKind> = if self.policy.trim() == "all" {
-            PolicyKind::ALL.into_iter().filter(|k| *k != PolicyKind::Class).collect()
-        } else {
-            self.policy.split(',').map(|p| p.trim().parse()).collect::<Result<_, _>>()?
-        };
-        kinds
-            .into_iter()
-            .map(|kind| {
-                let mut spec = PolicySpec::new(kind);
-                spec.t_low = self.t_low.unwrap_or(spec.t_low);
-                spec.t_high = self.t_high.unwrap_or(spec.t_high);
-                spec.balance_factor = self.balance_factor.unwrap_or(spec.balance_factor);
-                spec.table_cap = self.table_cap.unwrap_or(spec.table_cap);
-                if let Some(secs) = self.shrink_after_secs {
-                    spec.shrink_after =
-                        micros("shrink-after-secs", Some(secs), SECOND as f64, spec.shrink_after)?;
-                }
-                spec.hacc_margin = self.hacc_margin.unwrap_or(spec.hacc_margin);
-                spec.validate()?;
-                Ok(spec)
-            })
-            .collect()
-    }
-
-    fn workload(&self) -> anyhow::Result<(Workload, String)> {
+    fn workload(&self, nodes: usize) -> anyhow::Result<(Workload, String)> {
         if let Some(path) = &self.trace {
             // The trace error names the file already.
-            let (workload, report) = trace::load_workload(path, &LoadOptions::default())?;
-            eprintln!(
-                "{}: {} requests for {} targets ({:.1} MiB), {} lines skipped",
-                path.display(),
-                report.requests,
-                workload.targets.len(),
-                workload.dataset_bytes() as f64 / 1048576.0,
-                report.skipped_lines
-            );
-            let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into());
+            let (workload, name, note) = sim::replayed_workload(path)?;
+            eprintln!("{note}");
             return Ok((workload, name));
         }
         let Some(gen) = self.gen else { bail!("give --trace FILE or --gen uniform|zipf") };
@@ -300,39 +214,25 @@ impl Args {
             Generator::Uniform => Popularity::Uniform,
             Generator::Zipf => Popularity::Zipf { alpha: self.alpha },
         };
-        let docs = match self.docs {
-            Some(docs) => docs,
-            None => {
-                let default_mb = 4.0 * self.cache_mb.mean(self.cluster_sizes()?[0]) / MIB;
-                let bytes = mib("dataset-mb", self.dataset_mb.unwrap_or(default_mb))?;
-                trace::docs_for_dataset(bytes, self.sizes, self.seed)?
-            }
-        };
-        let config = SynthConfig {
-            docs,
-            requests: self.requests,
-            seed: self.seed,
-            sizes: self.sizes,
+        let (docs, dataset_mb, sizes, seed) = (self.docs, self.dataset_mb, self.sizes, self.seed);
+        let gen = GeneratedWorkload {
             popularity,
-            ..SynthConfig::default()
+            requests: self.requests,
+            docs,
+            dataset_mb,
+            sizes,
+            seed,
         };
-        let workload = trace::generate(&config)?;
-        let name = match popularity {
-            Popularity::Uniform => "uniform".to_string(),
-            Popularity::Zipf { alpha } => format!("zipf({alpha})"),
-        };
-        let name =
-            format!("{name}, {docs} docs, {:.0} MiB", workload.dataset_bytes() as f64 / 1048576.0);
-        Ok((workload, name))
+        Ok(gen.generate(self.cache_mb.mean(nodes))?)
     }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let policies = args.policies()?;
-    let cluster_sizes = args.cluster_sizes()?;
+    let policies = args.policies().specs(&args.policy)?;
+    let cluster_sizes = args.cache_mb.cluster_sizes(args.nodes.as_ref())?;
     let base = SimConfig {
         cache_kind: args.cache,
-        model: args.model()?,
+        model: args.model().model()?,
         warmup: args.warmup,
         max_in_flight: args.max_in_flight,
         shared_cpus: args.shared_cpus,
@@ -342,62 +242,38 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             PolicySpec::new(PolicyKind::Rr),
         )
     };
-    let (workload, name) = args.workload()?;
+    let (workload, name) = args.workload(cluster_sizes[0])?;
     let mut sim = if args.route_keys {
-        Simulator::with_targets(&workload, args.route_targets(&workload)?)?
+        let urls = sim::target_urls(args.target_urls.as_deref(), &workload)?;
+        Simulator::with_targets(&workload, sim::route_targets(&urls, args.tree_depth)?)?
     } else {
         Simulator::new(&workload)
     };
     let started = Instant::now();
-    let cpu_started = thread_cpu_seconds();
-    let mut cpu_mark = cpu_started;
+    let mut clock = RunClock::start();
     let results = sim::sweep(&mut sim, &base, &cluster_sizes, &policies, |r, wall| {
-        let wall_seconds = wall.as_secs_f64();
-        let cpu_now = thread_cpu_seconds();
-        let cpu_seconds = cpu_now.zip(cpu_mark).map(|(now, mark)| now - mark);
-        cpu_mark = cpu_now;
-        let replay_rps_cpu = cpu_seconds.map(|cpu| per_second(r.requests, cpu));
+        let timed = clock.lap(r, wall);
         if args.json {
-            let line = if args.timing {
-                serde_json::to_string(&TimedResult {
-                    result: r,
-                    wall_seconds,
-                    replay_rps: per_second(r.requests, wall_seconds),
-                    cpu_seconds,
-                    replay_rps_cpu,
-                })
-            } else {
-                serde_json::to_string(r)
-            };
+            let line =
+                if args.timing { serde_json::to_string(&timed) } else { serde_json::to_string(r) };
             match line {
                 Ok(line) => println!("{line}"),
                 Err(e) => eprintln!("larder sim: cannot write JSON: {e}"),
             }
         } else if args.timing {
-            eprintln!(
-                "{} at {} nodes: {wall_seconds:.2} s wall, {:.0} simulated requests/s{}",
-                r.policy,
-                r.nodes,
-                per_second(r.requests, wall_seconds),
-                replay_rps_cpu.map_or_else(String::new, |v| format!(" ({v:.0} per CPU second)"))
-            );
+            eprintln!("{}", timed.summary());
         }
     })?;
     let wall = started.elapsed().as_secs_f64();
+    let caches = args.cache_mb.label(cluster_sizes[0]);
     if !args.json {
-        let caches = args.cache_mb.label(cluster_sizes[0]);
         println!("workload: {name}; cache {caches} ({})", args.cache);
         print!("{}", sim::table(&results, Some(wall)));
-        if let Some(cpu) = thread_cpu_seconds().zip(cpu_started).map(|(now, start)| now - start) {
-            let replayed: u64 = results.iter().map(|r| r.requests).sum();
-            println!(
-                "CPU time {cpu:.2} s: {:.0} simulated requests per CPU second",
-                per_second(replayed, cpu)
-            );
+        if let Some(line) = clock.total(&results) {
+            println!("{line}");
         }
     }
     if let Some(path) = &args.svg {
-        let caches = args.cache_mb.label(cluster_sizes[0]);
         let title = format!("throughput vs cluster size: {name}, cache {caches}");
         std::fs::write(path, sim::throughput_svg(&results, &title))
             .with_context(|| format!("writing {}", path.display()))?;

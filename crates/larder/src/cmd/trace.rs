@@ -1,13 +1,14 @@
 //! `larder trace`: generate synthetic workloads, summarise logs, build docroots.
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trace::{
-    docs_for_dataset, generate, human_bytes, load_workload, parse_size, stats_table, write_docroot,
-    write_log_file, LoadOptions, LoadReport, Popularity, SizeMix, Stats, SynthConfig, Workload,
+    generate, human_bytes, load_workload, parse_size, parse_status_range, stats_table,
+    write_docroot, write_log_file, LoadOptions, LoadReport, Popularity, SizeMix, Stats,
+    SynthConfig, Workload,
 };
 
 /// Generated logs start at this instant (2001-09-09T01:46:40Z): any fixed, plausible
@@ -77,7 +78,7 @@ struct GenArgs {
     seed: u64,
     /// Document sizes: `hacc` (40% 5-8 KiB, the rest log-uniform up to 1.4 MiB, as in
     /// the HACC paper) or `fixed:SIZE` (e.g. fixed:8KiB).
-    #[arg(long, value_name = "MIX", default_value = "hacc", value_parser = parse_mix)]
+    #[arg(long, value_name = "MIX", default_value = "hacc")]
     size_mix: SizeMix,
     /// Make the lowest-numbered documents the most popular (by default popularity
     /// ranks are shuffled, so popularity is unrelated to path and size).
@@ -85,7 +86,7 @@ struct GenArgs {
     popular_first: bool,
     /// A single document of this size (e.g. 8KB, 1.4MiB) requested over and over.
     /// Sizes: B, KB/MB/GB (powers of 1000), KiB/MiB/GiB (powers of 1024).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg, conflicts_with = "size_mix")]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, conflicts_with = "size_mix")]
     single_file: Option<u64>,
     /// Output log; a name ending in .gz is gzip-compressed.
     #[arg(short, long, value_name = "FILE")]
@@ -106,7 +107,7 @@ struct LoadArgs {
           value_parser = parse_status_range)]
     statuses: Vec<(u16, u16)>,
     /// Lines longer than this are skipped (and counted) without being held in memory.
-    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "64KiB", value_parser = parse_size)]
     max_line: u64,
 }
 
@@ -144,32 +145,6 @@ struct DocrootArgs {
     load: LoadArgs,
 }
 
-fn parse_size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s)
-}
-
-fn parse_mix(s: &str) -> Result<SizeMix, String> {
-    s.parse()
-}
-
-fn parse_status_range(s: &str) -> Result<(u16, u16), String> {
-    let code = |c: &str| -> Result<u16, String> {
-        c.trim()
-            .parse::<u16>()
-            .ok()
-            .filter(|c| (100..=599).contains(c))
-            .ok_or_else(|| format!("{c:?}: a status is a number in 100..=599"))
-    };
-    let (lo, hi) = match s.split_once('-') {
-        Some((lo, hi)) => (code(lo)?, code(hi)?),
-        None => (code(s)?, code(s)?),
-    };
-    if lo > hi {
-        return Err(format!("{s:?}: empty range"));
-    }
-    Ok((lo, hi))
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         TraceCommand::Gen(a) => gen(&a),
@@ -183,7 +158,7 @@ fn synth_config(a: &GenArgs) -> anyhow::Result<SynthConfig> {
         Dist::Uniform => Popularity::Uniform,
         Dist::Zipf => Popularity::Zipf { alpha: a.alpha },
     };
-    let mut config = SynthConfig {
+    let config = SynthConfig {
         requests: a.requests,
         users: a.users,
         seed: a.seed,
@@ -193,17 +168,7 @@ fn synth_config(a: &GenArgs) -> anyhow::Result<SynthConfig> {
         requests_per_sec: a.rate,
         ..SynthConfig::default()
     };
-    if let Some(size) = a.single_file {
-        config = SynthConfig { docs: 1, sizes: SizeMix::Fixed(size), ..config };
-    } else if let Some(docs) = a.docs {
-        config.docs = docs;
-    } else if let Some(mb) = a.dataset_mb {
-        if !(mb.is_finite() && mb > 0.0) {
-            bail!("--dataset-mb must be a positive number");
-        }
-        config.docs = docs_for_dataset((mb * 1_048_576.0) as u64, config.sizes, config.seed)?;
-    }
-    Ok(config)
+    Ok(config.sized(a.single_file, a.docs, a.dataset_mb)?)
 }
 
 fn gen(a: &GenArgs) -> anyhow::Result<()> {
@@ -251,30 +216,7 @@ fn docroot(a: &DocrootArgs) -> anyhow::Result<()> {
 }
 
 fn report_docroot(workload: &Workload, dir: &Path) -> anyhow::Result<()> {
-    let r = write_docroot(workload, dir)?;
-    eprintln!(
-        "larder: docroot {}: {} files written ({}), {} already there, {} unmappable, \
-         {} conflicts (a path both file and directory)",
-        dir.display(),
-        r.written,
-        human_bytes(r.written_bytes),
-        r.existing,
-        r.unmappable,
-        r.conflicts
-    );
+    let report = write_docroot(workload, dir)?;
+    eprintln!("larder: docroot {}: {report}", dir.display());
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn status_ranges() {
-        assert_eq!(parse_status_range("304"), Ok((304, 304)));
-        assert_eq!(parse_status_range("200-299"), Ok((200, 299)));
-        for bad in ["299-200", "abc", "99", "200-", "600"] {
-            assert!(parse_status_range(bad).is_err(), "{bad}");
-        }
-    }
 }
