@@ -3,10 +3,7 @@
 use cache::Kind;
 use policy::PolicySpec;
 
-use crate::{CacheSizes, Model, SimError};
-
-/// Highest cluster size accepted, so a typo cannot ask for a billion nodes.
-pub const MAX_NODES: usize = 100_000;
+use crate::{CacheSizes, Model, SimError, MAX_NODES};
 
 /// Most shared cores accepted (one machine's worth, and then some).
 pub const MAX_SHARED_CPUS: u32 = 4096;

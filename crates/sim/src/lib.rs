@@ -11,7 +11,8 @@
 //! - `event_queue.rs`: future events: a FIFO per server, their heads in a 4-ary heap.
 //! - `ideal.rs`: [`ideal_hit_ratio`], the one-big-cache reference.
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
-//! - `sweep.rs`: [`sweep`] over cluster sizes and policies, and [`NodeRange`] parsing.
+//! - `sweep.rs`: [`sweep`] over cluster sizes and policies.
+//! - `node_range.rs`: [`NodeRange`], the cluster sizes to run, and [`MAX_NODES`].
 //! - `report.rs`: the readable table.
 //! - `timing.rs`: replay speed per run ([`TimedResult`], [`RunClock`]).
 //! - `route_keys.rs`: targets keyed as larder route keys their URLs.
@@ -30,6 +31,7 @@ mod error;
 mod event_queue;
 mod ideal;
 mod model;
+mod node_range;
 mod report;
 mod result;
 mod route_keys;
@@ -39,15 +41,16 @@ mod sweep;
 mod timing;
 
 pub use cache_sizes::CacheSizes;
-pub use config::{SimConfig, MAX_NODES, MAX_SHARED_CPUS};
+pub use config::{SimConfig, MAX_SHARED_CPUS};
 pub use engine::{Completion, Simulator};
 pub use error::SimError;
 pub use ideal::ideal_hit_ratio;
 pub use model::Model;
+pub use node_range::{NodeRange, MAX_NODES};
 pub use report::table;
 pub use result::{NodeResult, RunResult};
 pub use route_keys::{route_targets, served_urls, target_urls};
 pub use settings::{replayed_workload, GeneratedWorkload, ModelUnits, PolicyOverrides};
 pub use svg::throughput_svg;
-pub use sweep::{sweep, NodeRange};
+pub use sweep::sweep;
 pub use timing::{per_second, thread_cpu_seconds, RunClock, TimedResult};
