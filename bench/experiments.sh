@@ -14,7 +14,7 @@
 #   6. simulator:  bench/sim-vs-reality.sh: `larder sim` fitted to the locality rows.
 #
 # Installs haproxy and nginx with apt-get when missing (see bench/lib.sh). Each part
-# writes table.md, rows.json and SVG charts under $OUT (default bench/results/experiments).
+# writes table.md, rows.json, shape.json and SVG charts under $OUT (default bench/results/experiments).
 #
 #   bash bench/experiments.sh                 # everything (about 40 minutes on 2 cores)
 #   PARTS="locality classes" bash bench/experiments.sh

@@ -4,7 +4,7 @@
 # aggregate hit ratio, and its throughput as a multiple of wrr's, within 20%?
 #
 #   bash bench/sim-vs-reality.sh [DIR]     # DIR: an experiment's output (rows.json,
-#                                          # table.md); default bench/results/experiments/locality
+#                                          # shape.json); default bench/results/experiments/locality
 #
 # The fit and the comparison are `larder bench experiment --sim-fit DIR` (its --help and
 # crates/lab/src/sim_fit.rs explain them); this script only picks the binary and the disk

@@ -18,6 +18,7 @@ use crate::measure::{self, RunSpec};
 use crate::plan::{ExperimentPlan, Kind, Setup};
 use crate::results::{self, Row};
 use crate::run_dir::RunDir;
+use crate::run_shape::RunShape;
 use crate::signals::Signals;
 use crate::store;
 use crate::workload::{self, Content, Sizing, Workload, WorkloadKind};
@@ -103,7 +104,10 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
         }
     }
     results::write(&plan.out, &rows, baseline, &header, &claims)?;
-    println!("\nwrote {}/table.md, rows.json and SVG charts", plan.out.display());
+    let shape =
+        RunShape { cpus: online_cpus(), cache_mb: plan.cache_mb.clone(), users: plan.users };
+    shape.write(&plan.out)?;
+    println!("\nwrote {}/table.md, rows.json, shape.json and SVG charts", plan.out.display());
     if stopped {
         return Err(LabError::Invalid(
             "interrupted; the rows above were measured before the stop".into(),
@@ -123,11 +127,16 @@ fn dynamic_part(sizing: &Sizing, store_root: &Path) -> Result<Workload> {
     workload::build(WorkloadKind::new(Content::Dynamic, false), &many, None, store_root)
 }
 
-/// The machine and settings, as the head of the table.
-fn describe(plan: &ExperimentPlan, setup: &Setup) -> String {
-    // Online CPUs, not this process's share: the load generator may be pinned to one.
+/// Online CPUs, not this process's share: the load generator may be pinned to one.
+fn online_cpus() -> u32 {
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1);
+    u32::try_from(cpus).unwrap_or(u32::MAX)
+}
+
+/// The machine and settings, as the head of the table.
+fn describe(plan: &ExperimentPlan, setup: &Setup) -> String {
+    let cpus = online_cpus();
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(str::to_string))

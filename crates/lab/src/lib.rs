@@ -27,6 +27,7 @@
 //! - `measure`: one front-end on one workload: fresh nodes, front-end, load, figures.
 //! - `results`: rows, tables, claims, JSON and charts.
 //! - `experiment`: the runner ([`experiment::run`]).
+//! - `run_shape`: [`run_shape::RunShape`], the `shape.json` an experiment leaves for the fit.
 //! - `sim_fit`: the simulator fitted to an experiment's rows, and how close it comes.
 //!
 //! - `error`: [`LabError`].
@@ -53,6 +54,7 @@ pub mod probe;
 pub mod results;
 pub mod route;
 pub mod run_dir;
+pub mod run_shape;
 #[allow(unsafe_code)]
 pub mod signals;
 pub mod sim_fit;

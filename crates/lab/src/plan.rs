@@ -91,7 +91,7 @@ pub struct ExperimentPlan {
     pub haproxy: Option<PathBuf>,
     pub nginx: Option<PathBuf>,
     pub store_dir: Option<PathBuf>,
-    /// Directory for table.md, rows.json, the SVG charts and the children's logs.
+    /// Directory for table.md, rows.json, shape.json, the SVG charts and the children's logs.
     pub out: PathBuf,
     /// Echo the children's output live (it always goes to `<out>/logs/`).
     pub verbose: bool,

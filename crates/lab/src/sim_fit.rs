@@ -25,6 +25,7 @@ use trace::{Popularity, SizeMix, SynthConfig};
 
 use crate::error::{Context, Result};
 use crate::results::Row;
+use crate::run_shape::RunShape;
 use crate::workload::{view_url, STREAM_REQUESTS};
 
 /// One policy in one round: measured and simulated (hit ratio, throughput × wrr).
@@ -38,7 +39,7 @@ const TREE_DEPTH: usize = 3;
 /// The experiment's shape, as it was run (its flags).
 #[derive(Clone, Debug)]
 pub struct Shape {
-    /// CPUs of the machine (the table's head names them).
+    /// CPUs of the machine (an experiment's shape.json names them).
     pub cpus: u32,
     pub cache_mb: Vec<u64>,
     pub users: u32,
@@ -264,8 +265,8 @@ pub fn report(rows: &[Row], shape: &Shape, source: &str) -> Result<String> {
     Ok(out)
 }
 
-/// Reads `dir`'s rows.json (and table.md's head for the machine's CPUs, the caches and
-/// the users when it names them), fits, simulates, prints the report and writes it to
+/// Reads `dir`'s rows.json and shape.json (the machine's CPUs, the caches and the users,
+/// which override `shape`'s), fits, simulates, prints the report and writes it to
 /// `dir/sim-vs-reality.md`.
 pub fn run(dir: &Path, shape: &Shape) -> Result<()> {
     let rows_file = dir.join("rows.json");
@@ -273,37 +274,14 @@ pub fn run(dir: &Path, shape: &Shape) -> Result<()> {
         format!("reading {}: run larder bench experiment first", rows_file.display())
     })?;
     let rows: Vec<Row> = serde_json::from_str(&text).context("reading rows.json")?;
-    let head = std::fs::read_to_string(dir.join("table.md")).unwrap_or_default();
-    let shape = shape_from_head(&head, shape.clone());
+    let run = RunShape::read(dir)?;
+    let shape = Shape { cpus: run.cpus, cache_mb: run.cache_mb, users: run.users, ..shape.clone() };
     let text = report(&rows, &shape, &dir.display().to_string())?;
     print!("{text}");
     let file = dir.join("sim-vs-reality.md");
     std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
     println!("wrote {}", file.display());
     Ok(())
-}
-
-/// What the table's head says of the run (`machine: N CPUs`, `caches A/B MiB`, `N users`)
-/// over `shape`; the data set follows the caches unless given.
-fn shape_from_head(head: &str, mut shape: Shape) -> Shape {
-    let after = |pat: &str, end: char| {
-        let at = head.find(pat)? + pat.len();
-        Some(head[at..].split(end).next()?.trim().to_string())
-    };
-    if let Some(cpus) = after("machine: ", ' ').and_then(|c| c.parse().ok()) {
-        shape.cpus = cpus;
-    }
-    if let Some(caches) = after("caches ", ' ') {
-        if let Ok(c) = caches.split('/').map(str::parse).collect::<Result<Vec<u64>, _>>() {
-            shape.cache_mb = c;
-        }
-    }
-    if let Some(users) =
-        head.split(" users").next().and_then(|s| s.rsplit(' ').next()?.parse().ok())
-    {
-        shape.users = users;
-    }
-    shape
 }
 
 #[cfg(test)]
@@ -341,21 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn the_head_names_the_machine() {
-        let head = "# larder bench experiment Locality\n\nmachine: 2 CPUs (x); nodes: caches 16/8 MiB; front-ends: wrr; 32 users, warm-up";
-        let shape = Shape {
-            cpus: 1,
-            cache_mb: vec![1],
-            users: 1,
-            dataset_mb: None,
-            alpha: 0.8,
-            seed: 1,
-            file_size: 1,
-            view_size: 1,
-            disk_us: 55.0,
-        };
-        let s = shape_from_head(head, shape);
-        assert_eq!((s.cpus, s.cache_mb, s.users), (2, vec![16, 8], 32));
+    fn medians_of_even_counts_average_the_middle() {
         assert_eq!(median(vec![3.0, 1.0, 2.0, 10.0]), 2.5);
     }
 }

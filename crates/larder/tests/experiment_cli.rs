@@ -85,6 +85,11 @@ fn locality_runs_every_front_end_and_writes_results() {
     let table = std::fs::read_to_string(out.join("table.md")).unwrap();
     assert!(table.contains("### dynamic-uniform, per-request"), "{table}");
     assert!(table.contains("lard-r/wrr throughput"), "{table}");
+    // The shape the simulator fit reads back.
+    let shape: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("shape.json")).unwrap()).unwrap();
+    assert_eq!(shape["users"], 2, "{shape}");
+    assert!(shape["cpus"].as_u64().unwrap() >= 1, "{shape}");
     let svg =
         std::fs::read_to_string(out.join("static-uniform-keep-alive-throughput.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("lard-r"), "{svg}");

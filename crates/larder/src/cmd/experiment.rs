@@ -121,7 +121,7 @@ pub struct Args {
     /// Where stores are kept [default: $XDG_CACHE_HOME/larder or ~/.cache/larder].
     #[arg(long, value_name = "DIR")]
     store_dir: Option<PathBuf>,
-    /// Directory for table.md, rows.json and the SVG charts.
+    /// Directory for table.md, rows.json, shape.json and the SVG charts.
     #[arg(long, value_name = "DIR", default_value = "experiment-results")]
     out: PathBuf,
     /// Also show every started process's output as it comes, each line prefixed with
@@ -129,7 +129,7 @@ pub struct Args {
     #[arg(long)]
     verbose: bool,
     /// Instead of running: fit the simulator to the rows of an earlier run in DIR
-    /// (rows.json; table.md names the machine, caches and users) and compare what it
+    /// (rows.json; shape.json names the machine, caches and users) and compare what it
     /// predicts with what was measured, into DIR/sim-vs-reality.md. The other shape flags
     /// (--dataset-mb, --alpha, --seed, --file-size, --dyn-view-size) say how it ran.
     #[arg(long, value_name = "DIR")]
