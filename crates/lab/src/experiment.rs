@@ -159,15 +159,16 @@ fn describe(plan: &ExperimentPlan, setup: &Setup) -> String {
         }
     };
     format!(
-        "# larder bench experiment {:?}\n\nmachine: {cpus} CPUs ({model}); nodes: caches {} MiB{pinned}; \
-         front-ends: {}; {load}, warm-up {:?}, {:?} measured, {} rounds; router threads {}, \
+        "# larder bench experiment {}\n\nmachine: {cpus} CPUs ({model}); nodes: caches {} MiB{pinned}; \
+         front-ends: {}; {load}, warm-up {:?}, {:?} measured, {} round{}; router threads {}, \
          load generator threads {}",
-        plan.kind,
+        plan.kind.name(),
         caches(plan),
         systems.join(", "),
         plan.warmup,
         plan.duration,
         plan.rounds,
+        if plan.rounds == 1 { "" } else { "s" },
         setup.router.threads,
         setup.client_threads,
     )

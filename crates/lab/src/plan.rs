@@ -24,6 +24,16 @@ pub enum Kind {
     Classes,
 }
 
+impl Kind {
+    /// The name on the command line (`larder bench experiment locality`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Locality => "locality",
+            Kind::Classes => "classes",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Connections {

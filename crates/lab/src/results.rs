@@ -92,7 +92,12 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
         let base_rps = base.map_or(f64::NAN, |(_, runs)| median(runs, |r| r.throughput_rps));
         let base_name = base.map_or("", |(s, _)| *s);
         let rounds = systems.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
-        let _ = writeln!(out, "\n### {workload}, {connections} (median of {rounds} rounds)\n");
+        let of = if rounds == 1 {
+            "one round".to_string()
+        } else {
+            format!("median of {rounds} rounds")
+        };
+        let _ = writeln!(out, "\n### {workload}, {connections} ({of})\n");
         let classes =
             systems.iter().any(|(_, runs)| runs.iter().any(|r| r.static_mean_ms.is_some()));
         let ramp = systems.iter().any(|(_, runs)| runs.iter().any(|r| r.users_sustained.is_some()));
