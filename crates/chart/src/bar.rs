@@ -3,6 +3,7 @@
 
 use plotters::prelude::*;
 
+use crate::caption::title_px;
 use crate::number::number;
 
 const WIDTH: u32 = 640;
@@ -35,11 +36,11 @@ fn draw(
     // Row 0 is drawn at the top: bar `i` sits at y = n - 1 - i.
     let name_at = |y: i32| usize::try_from(n - 1 - y).ok().and_then(|i| bars.get(i));
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
+        .caption(title, ("sans-serif", title_px(title, WIDTH)))
         .margin(12)
         .x_label_area_size(30)
         .y_label_area_size(120)
-        .build_cartesian_2d(0.0..x_top, (0..n.max(1)).into_segmented())?;
+        .build_cartesian_2d(0.0..x_top, (0..(n - 1).max(1)).into_segmented())?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -63,7 +64,8 @@ fn draw(
     }))?;
     chart.draw_series(bars.iter().enumerate().map(|(i, (_, value))| {
         let at = (finite(*value) + x_top * 0.01, SegmentValue::CenterOf(n - 1 - i as i32));
-        let text = if value.is_finite() { format!("{value:.1}{unit}") } else { "n/a".into() };
+        let text =
+            if value.is_finite() { format!("{}{unit}", number(*value)) } else { "n/a".into() };
         Text::new(text, at, ("sans-serif", 12))
     }))?;
     root.present()?;

@@ -8,10 +8,12 @@
 //! - `line.rs`: [`line_chart`], lines over a numeric x axis, y from zero.
 //! - `ticked_axis.rs`: a numeric axis ticked where the chart says (named positions).
 //! - `bar.rs`: [`bar_chart`], one horizontal bar per label, its value written beside it.
+//! - `caption.rs`: how large a title is drawn so that it fits.
 
 #![forbid(unsafe_code)]
 
 mod bar;
+mod caption;
 mod line;
 mod number;
 mod series;

@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use plotters::prelude::*;
 
+use crate::caption::title_px;
 use crate::number::number;
 use crate::series::Series;
 use crate::ticked_axis::TickedAxis;
@@ -50,7 +51,7 @@ fn draw(
         None => None,
     };
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
+        .caption(title, ("sans-serif", title_px(title, SIZE.0)))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(64)

@@ -70,7 +70,7 @@ fn a_bar_chart_has_a_bar_a_name_and_a_value_per_row() {
     assert!(svg.contains("\nShare of requests per node\n"));
     for (name, value) in &rows {
         assert!(svg.contains(&format!("\n{name}\n")), "no bar name {name}");
-        assert!(svg.contains(&format!("\n{value:.1}%\n")), "no value {value}");
+        assert!(svg.contains(&format!("\n{value}%\n")), "no value {value}");
     }
     assert_eq!(svg.matches("fill=\"#4C78A8\"").count(), rows.len());
     // The longest bar is the first row, drawn at the top.
