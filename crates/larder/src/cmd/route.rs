@@ -128,8 +128,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
     })
 }
 
-/// The traffic listener as tokio binds one (SO_REUSEADDR, backlog 128), with SO_REUSEPORT
-/// when asked: then every router bound so on one address gets a share of its connections.
+/// The traffic listener as tokio binds one (SO_REUSEADDR, backlog 128), SO_REUSEPORT if asked.
 fn bind(addr: SocketAddr, reuseport: bool) -> std::io::Result<TcpListener> {
     let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
     socket.set_reuseaddr(true)?;
