@@ -1,6 +1,7 @@
 //! The report as one self-contained HTML page: inline CSS and inline SVG charts, no script
 //! and no external resource, so it opens anywhere, offline, and screenshots reliably.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use chart::{bar_chart, line_chart, RGBColor, Series};
@@ -16,6 +17,9 @@ pub fn render_html(report: &Report) -> String {
     body.push_str(&over_time(report));
     body.push_str(&distribution(report));
     body.push_str(&nodes(report));
+    if !report.total.routers.is_empty() {
+        body.push_str(&share_chart("Per-router share", "router", &report.total.routers));
+    }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>larder bench: {}</title>\
          <style>body{{font-family:sans-serif;margin:24px;color:#222}}pre{{background:#f6f6f6;padding:12px;\
@@ -90,12 +94,17 @@ fn nodes(report: &Report) -> String {
     if nodes.is_empty() {
         return "<h2>Per-node share</h2><p>No response carried X-Larder-Node.</p>".to_string();
     }
-    let named: u64 = nodes.values().sum();
+    share_chart("Per-node share", "node", nodes)
+}
+
+/// A heading and a bar chart of each name's share of the responses that named one.
+fn share_chart(title: &str, per: &str, counts: &BTreeMap<String, u64>) -> String {
+    let named: u64 = counts.values().sum();
     let bars: Vec<(String, f64)> =
-        nodes.iter().map(|(n, c)| (n.clone(), 100.0 * *c as f64 / named as f64)).collect();
+        counts.iter().map(|(n, c)| (n.clone(), 100.0 * *c as f64 / named as f64)).collect();
     format!(
-        "<h2>Per-node share</h2><div class=\"charts\">{}</div>",
-        bar_chart("Share of requests per node", &bars, "%")
+        "<h2>{title}</h2><div class=\"charts\">{}</div>",
+        bar_chart(&format!("Share of requests per {per}"), &bars, "%")
     )
 }
 

@@ -18,6 +18,8 @@ const BUFFER_BYTES: usize = 16 * 1024;
 const MAX_HEADERS: usize = 64;
 /// The header a larder router adds to name the node that served a request.
 pub const NODE_HEADER: &str = "x-larder-node";
+/// The header a larder router adds to name itself (several routers may share an address).
+pub const ROUTER_HEADER: &str = "x-larder-router";
 
 /// What one exchange returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +31,8 @@ pub struct Response {
     pub body_bytes: u64,
     /// The `X-Larder-Node` header, when present.
     pub node: Option<String>,
+    /// The `X-Larder-Router` header, when present.
+    pub router: Option<String>,
     /// Whether the connection may carry another request.
     pub keep_alive: bool,
 }
@@ -87,8 +91,8 @@ impl HttpConnection {
     pub async fn exchange(&mut self, request: &[u8]) -> Result<Response, ExchangeError> {
         self.stream.write_all(request).await.map_err(|_| ExchangeError::Reset)?;
         self.consumed = 0;
-        let (status, framing, node, mut keep_alive) = self.read_head().await?;
-        let body_bytes = match framing {
+        let (mut response, framing) = self.read_head().await?;
+        response.body_bytes = match framing {
             Framing::None => 0,
             Framing::Length(n) => {
                 self.skip(n).await?;
@@ -96,15 +100,17 @@ impl HttpConnection {
             }
             Framing::Chunked => self.skip_chunked().await?,
             Framing::UntilClose => {
-                keep_alive = false;
+                response.keep_alive = false;
                 self.skip_until_close().await?
             }
         };
-        Ok(Response { status, wire_bytes: self.consumed, body_bytes, node, keep_alive })
+        response.wire_bytes = self.consumed;
+        Ok(response)
     }
 
-    /// Parse the status line and headers; skips interim (1xx) responses.
-    async fn read_head(&mut self) -> Result<(u16, Framing, Option<String>, bool), ExchangeError> {
+    /// Parse the status line and headers; skips interim (1xx) responses. The response's
+    /// byte counts are the caller's to fill.
+    async fn read_head(&mut self) -> Result<(Response, Framing), ExchangeError> {
         loop {
             let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut head = httparse::Response::new(&mut headers);
@@ -121,6 +127,7 @@ impl HttpConnection {
             let mut chunked = false;
             let mut close = !http11;
             let mut node = None;
+            let mut router = None;
             for h in head.headers.iter() {
                 if h.name.eq_ignore_ascii_case("content-length") {
                     let text = std::str::from_utf8(h.value).ok();
@@ -137,6 +144,8 @@ impl HttpConnection {
                     }
                 } else if h.name.eq_ignore_ascii_case(NODE_HEADER) {
                     node = Some(String::from_utf8_lossy(h.value).into_owned());
+                } else if h.name.eq_ignore_ascii_case(ROUTER_HEADER) {
+                    router = Some(String::from_utf8_lossy(h.value).into_owned());
                 }
             }
             self.consume(len);
@@ -152,7 +161,10 @@ impl HttpConnection {
             } else {
                 Framing::UntilClose
             };
-            return Ok((status, framing, node, !close));
+            let keep_alive = !close;
+            let response =
+                Response { status, wire_bytes: 0, body_bytes: 0, node, router, keep_alive };
+            return Ok((response, framing));
         }
     }
 

@@ -80,6 +80,8 @@ pub struct Stats {
     pub connect_max: Duration,
     /// Responses per `X-Larder-Node` value.
     pub nodes: BTreeMap<String, u64>,
+    /// Responses per `X-Larder-Router` value.
+    pub routers: BTreeMap<String, u64>,
 }
 
 /// Connect times of a run or epoch, in milliseconds.
@@ -105,6 +107,10 @@ pub struct Summary {
     pub connect_ms: ConnectSummary,
     /// Responses per node, from `X-Larder-Node` (empty when no response carried it).
     pub nodes: BTreeMap<String, u64>,
+    /// Responses per router, from `X-Larder-Router` (several routers on one address);
+    /// left out of JSON when no response carried it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub routers: BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -118,14 +124,8 @@ impl Stats {
             500..=599 => self.errors.add(ErrorKind::Status5xx, 1),
             _ => {}
         }
-        if let Some(node) = &response.node {
-            match self.nodes.get_mut(node) {
-                Some(n) => *n += 1,
-                None => {
-                    self.nodes.insert(node.clone(), 1);
-                }
-            }
-        }
+        count(&mut self.nodes, &response.node);
+        count(&mut self.routers, &response.router);
     }
 
     pub fn record_error(&mut self, kind: ErrorKind) {
@@ -147,8 +147,10 @@ impl Stats {
         self.connects += o.connects;
         self.connect_total += o.connect_total;
         self.connect_max = self.connect_max.max(o.connect_max);
-        for (node, n) in &o.nodes {
-            *self.nodes.entry(node.clone()).or_default() += n;
+        for (mine, theirs) in [(&mut self.nodes, &o.nodes), (&mut self.routers, &o.routers)] {
+            for (name, n) in theirs {
+                *mine.entry(name.clone()).or_default() += n;
+            }
         }
     }
 
@@ -179,6 +181,20 @@ impl Stats {
                 max: self.connect_max.as_secs_f64() * 1000.0,
             },
             nodes: self.nodes.clone(),
+            routers: self.routers.clone(),
+        }
+    }
+}
+
+/// One more response for `name`, if the response named one (no allocation once the
+/// name is known: responses repeat few names).
+fn count(counts: &mut BTreeMap<String, u64>, name: &Option<String>) {
+    if let Some(name) = name {
+        match counts.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(name.clone(), 1);
+            }
         }
     }
 }
@@ -193,6 +209,7 @@ mod tests {
             wire_bytes: 100,
             body_bytes: 60,
             node: node.map(str::to_string),
+            router: None,
             keep_alive: true,
         }
     }

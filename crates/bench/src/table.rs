@@ -1,9 +1,9 @@
 //! The report as a plain-text table for a terminal or a log.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::report::Report;
-use crate::stats::Summary;
 
 /// Render `report` as lines of text.
 pub fn render(report: &Report) -> String {
@@ -41,7 +41,10 @@ pub fn render(report: &Report) -> String {
         "latency", l.p50, l.p90, l.p99, l.p999, l.max
     );
     if !t.nodes.is_empty() {
-        let _ = writeln!(out, "  {:<12}{}", "nodes", node_shares(t));
+        let _ = writeln!(out, "  {:<12}{}", "nodes", shares(&t.nodes));
+    }
+    if !t.routers.is_empty() {
+        let _ = writeln!(out, "  {:<12}{}", "routers", shares(&t.routers));
     }
     if report.epochs.len() > 1 {
         let _ = writeln!(
@@ -68,11 +71,11 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-/// `a 50.0% (10), b 50.0% (10)`: each node's share of the responses that named a node.
-pub fn node_shares(summary: &Summary) -> String {
-    let named: u64 = summary.nodes.values().sum();
-    summary
-        .nodes
+/// `a 50.0% (10), b 50.0% (10)`: each name's share of the responses that named one
+/// (nodes by `X-Larder-Node`, routers by `X-Larder-Router`).
+pub fn shares(counts: &BTreeMap<String, u64>) -> String {
+    let named: u64 = counts.values().sum();
+    counts
         .iter()
         .map(|(node, n)| format!("{node} {:.1}% ({n})", 100.0 * *n as f64 / named.max(1) as f64))
         .collect::<Vec<_>>()

@@ -185,6 +185,36 @@ async fn per_node_share_comes_from_x_larder_node() {
     assert_eq!(report.total.nodes.get("n2"), Some(&50));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_router_share_comes_from_x_larder_router() {
+    let routers = vec!["r1".to_string(), "r2".to_string()];
+    let server = TestServer::start(Behaviour { routers, ..Behaviour::default() }).await;
+    let (base, plan) = plan(&server, "/");
+    let mut config = bounded(base, plan, 1, 100);
+    // A connection each: the fake server names its routers by connection, in turn.
+    config.connection_per_request = true;
+    let report = run(&config).await;
+    assert_eq!(report.total.routers.get("r1"), Some(&50));
+    assert_eq!(report.total.routers.get("r2"), Some(&50));
+    let table = bench::table::render(&report);
+    assert!(table.contains("routers     r1 50.0% (50), r2 50.0% (50)"), "{table}");
+    let json = serde_json::to_value(&report.total).unwrap();
+    assert_eq!(json["routers"]["r2"], 50);
+    assert!(bench::html::render_html(&report).contains("Per-router share"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_x_larder_router_the_outputs_have_no_router_share() {
+    let server = TestServer::start(Behaviour::default()).await;
+    let (base, plan) = plan(&server, "/");
+    let report = run(&bounded(base, plan, 1, 10)).await;
+    assert!(report.total.routers.is_empty());
+    assert!(!bench::table::render(&report).contains("routers"));
+    let json = serde_json::to_value(&report.total).unwrap();
+    assert!(json.get("routers").is_none(), "{json}");
+    assert!(!bench::html::render_html(&report).contains("Per-router share"));
+}
+
 fn ramp(server: &TestServer, spec: &str, limits: RampLimits) -> Config {
     let (base, plan) = plan(server, "/");
     let mut config = Config::closed(base, plan, 1);

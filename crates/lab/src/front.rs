@@ -91,7 +91,7 @@ pub fn start(
     let addr = match system {
         System::Larder(policy) => {
             let config = larder_config(policy, setup, nodes);
-            route::start(launcher, &config, dir, setup.cpu, &mut group, deadline)?
+            route::start(launcher, "router", &config, dir, setup.cpu, &mut group, deadline)?
                 .ok_or(LabError::Interrupted)?
         }
         System::Anchor(anchor) => {

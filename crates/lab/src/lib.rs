@@ -19,7 +19,7 @@
 //! - `route`: starting larder route on a [`router::RouterConfig`].
 //! - `anchors`: HAProxy and nginx configured as operators would.
 //! - `front`: the front-end under test ([`System`]): larder route with a policy, or an anchor.
-//! - `up`: `larder up` ([`UpConfig`]).
+//! - `up`: `larder up` ([`UpConfig`]): nodes and one or more routers on one address.
 //!
 //! Experiments:
 //! - `plan`: [`ExperimentPlan`], checked into the run's `Setup`.

@@ -12,18 +12,19 @@ use crate::child::{self, Group};
 use crate::error::{Context, Result};
 use crate::launcher::Launcher;
 
-/// Writes `config` to `<dir>/router.toml`, starts the router on it (pinned to `cpu`) into
-/// `group` and waits until it reports its traffic address. None: a stop was requested
-/// meanwhile.
+/// Writes `config` to `<dir>/<label>.toml`, starts the router on it (pinned to `cpu`) into
+/// `group` as `label` (its log file, its name in errors) and waits until it reports its
+/// traffic address. None: a stop was requested meanwhile.
 pub fn start(
     launcher: &Launcher,
+    label: &str,
     config: &RouterConfig,
     dir: &Path,
     cpu: Option<usize>,
     group: &mut Group,
     deadline: Instant,
 ) -> Result<Option<SocketAddr>> {
-    let file = dir.join("router.toml");
+    let file = dir.join(format!("{label}.toml"));
     let text = config.to_toml().context("writing the router config")?;
     std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
     let mut cmd = Command::new(&launcher.exe);
@@ -32,7 +33,7 @@ pub fn start(
         child::pin(&mut cmd, cpu);
     }
     let router = child::spawn(
-        "router",
+        label,
         cmd,
         |line| wire::RouterReady::parse(line).map(|r| r.addr),
         &launcher.signals,

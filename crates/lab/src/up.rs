@@ -1,6 +1,7 @@
-//! `larder up`: a whole cluster on this machine — a document store, N larder nodes and a
-//! larder route in front of them — started at once, watched, and stopped on SIGINT or
-//! SIGTERM (or when one of them dies on its own); and `larder up --bench`'s plan.
+//! `larder up`: a whole cluster on this machine — a document store, N larder nodes and
+//! one or more larder routers in front of them, sharing one address — started at once,
+//! watched, and stopped on SIGINT or SIGTERM (or when one of them dies on its own); and
+//! `larder up --bench`'s plan.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -36,6 +37,8 @@ const STORE_PER_CACHE: u64 = 3;
 const STORE_QUARTERS_OF_ALL_CACHES: u64 = 3;
 /// How long the main loop sleeps between checks when nothing happens (signals wake it).
 const IDLE_WAKE: Duration = Duration::from_secs(60);
+/// The most routers `larder up --routers` starts.
+pub const MAX_ROUTERS: u8 = 64;
 
 /// The cluster `larder up` starts (its flags, typed).
 #[derive(Clone, Debug)]
@@ -50,7 +53,10 @@ pub struct UpConfig {
     /// The router's configuration for everything but its nodes and addresses.
     pub config: Option<PathBuf>,
     pub listen: SocketAddr,
-    /// The router's admin API [default: a free port on 127.0.0.1].
+    /// Router processes sharing `listen` (SO_REUSEPORT), named r1..rN; 1..=[`MAX_ROUTERS`].
+    pub routers: u8,
+    /// The first router's admin API [default: a free port on 127.0.0.1]; the others take
+    /// free ports.
     pub admin: Option<SocketAddr>,
     pub direct_io: bool,
     pub store_dir: Option<PathBuf>,
@@ -62,16 +68,24 @@ pub struct UpConfig {
     pub verbose: bool,
 }
 
-/// Everything started; dropping it stops the router first, so requests in flight finish
+/// Everything started; dropping it stops the routers first, so requests in flight finish
 /// on nodes that are still there.
 struct Cluster {
-    router: Group,
+    routers: Group,
     nodes: Group,
+}
+
+/// One started router, for the printed lines.
+struct Started {
+    /// Empty when there is one router, ` rK` among several (after `router`, `admin`).
+    suffix: String,
+    pid: u32,
+    admin: SocketAddr,
 }
 
 impl Cluster {
     fn stop(&mut self) {
-        self.router.stop();
+        self.routers.stop();
         self.nodes.stop();
     }
 }
@@ -98,27 +112,26 @@ impl UpConfig {
         let specs = vec![NodeSpec { cache_mb: self.cache_mb, cpu: None }; usize::from(self.nodes)];
         let started = nodes::start(&launcher, &docroot, &specs, direct_io, deadline)?;
         let Some(Nodes { group, addrs }) = started else { return stopped(None) };
-        let mut cluster = Cluster { router: Group::new(launcher.grace, signals), nodes: group };
+        let mut cluster = Cluster { routers: Group::new(launcher.grace, signals), nodes: group };
         for (node, (name, addr)) in cluster.nodes.children.iter().zip(&addrs) {
             println!("  node {name:<6} http://{addr}  pid {}", node.pid());
         }
         router_config.nodes = started_nodes(&addrs);
-        let admin = local_address(self.admin)?;
-        router_config.admin.listen = admin.to_string();
-        let dir = run_dir.path();
-        let router =
-            route::start(&launcher, &router_config, dir, None, &mut cluster.router, deadline)?;
-        let Some(listen) = router else { return stopped(Some(cluster)) };
-        let describe = cluster.router.children[0].describe();
-        if !probe::answers(admin, "/stats", deadline, &signals).context(describe)? {
-            return stopped(Some(cluster));
+        let started = self.start_routers(
+            &launcher,
+            &mut router_config,
+            run_dir.path(),
+            &mut cluster,
+            deadline,
+        )?;
+        let Some(started) = started else { return stopped(Some(cluster)) };
+        let listen = router_config.listen;
+        for r in &started {
+            let (router, admin) = (format!("router{}", r.suffix), format!("admin{}", r.suffix));
+            let (pid, policy) = (r.pid, &router_config.policy.kind);
+            println!("  {router:<11} http://{listen}  pid {pid}  policy {policy}");
+            println!("  {admin:<11} http://{}/stats  (also /metrics, /targets?top=20)", r.admin);
         }
-        println!(
-            "  router      http://{listen}  pid {}  policy {}",
-            cluster.router.children[0].pid(),
-            router_config.policy.kind
-        );
-        println!("  admin       http://{admin}/stats  (also /metrics, /targets?top=20)");
         println!("  try         curl -i http://{listen}{example}");
         println!("  logs        {}", launcher.logs.dir.display());
         println!("larder up: ready; Ctrl-C or SIGTERM stops every process above");
@@ -126,7 +139,7 @@ impl UpConfig {
             match signals.wait(IDLE_WAKE) {
                 Wake::Stop => return stopped(Some(cluster)),
                 Wake::ChildExited | Wake::Timeout => {
-                    let exited = match cluster.router.exited()? {
+                    let exited = match cluster.routers.exited()? {
                         Some(e) => Some(e),
                         None => cluster.nodes.exited()?,
                     };
@@ -141,10 +154,51 @@ impl UpConfig {
         }
     }
 
-    /// The router's configuration: `--config` read as the router reads it (its nodes and
-    /// addresses are replaced once they are known), `--policy` over it; the router
-    /// checks the whole when it starts.
+    /// Starts the routers on `config` into the cluster, each once the one before answers
+    /// on its admin port: the first binds `listen` (port 0 included) and the others the
+    /// address it got, all with SO_REUSEPORT when there are several. `config.listen`
+    /// ends as the bound address. None: a stop was requested meanwhile.
+    fn start_routers(
+        &self,
+        launcher: &Launcher,
+        config: &mut RouterConfig,
+        dir: &std::path::Path,
+        cluster: &mut Cluster,
+        deadline: Instant,
+    ) -> Result<Option<Vec<Started>>> {
+        config.reuseport = self.routers > 1;
+        config.router_header = true;
+        let mut started = Vec::new();
+        for k in 1..=self.routers {
+            let admin = local_address(if k == 1 { self.admin } else { None })?;
+            config.admin.listen = admin.to_string();
+            config.name = format!("r{k}");
+            let suffix = if self.routers == 1 { String::new() } else { format!(" r{k}") };
+            let label = format!("router{}", suffix.replace(' ', "-"));
+            let group = &mut cluster.routers;
+            let Some(listen) = route::start(launcher, &label, config, dir, None, group, deadline)?
+            else {
+                return Ok(None);
+            };
+            config.listen = listen;
+            let child = group.children.last().expect("started above");
+            if !probe::answers(admin, "/stats", deadline, &launcher.signals)
+                .context(child.describe())?
+            {
+                return Ok(None);
+            }
+            started.push(Started { suffix, pid: child.pid(), admin });
+        }
+        Ok(Some(started))
+    }
+
+    /// The routers' configuration: `--config` read as the router reads it (its nodes,
+    /// addresses and name are replaced once they are known), `--policy` over it; the
+    /// router checks the whole when it starts. `--routers` is checked here, first.
     fn router_config(&self) -> Result<RouterConfig> {
+        if !(1..=MAX_ROUTERS).contains(&self.routers) {
+            invalid!("routers: {} is not in 1..={MAX_ROUTERS}", self.routers);
+        }
         let mut c = match &self.config {
             Some(path) => {
                 let text = std::fs::read_to_string(path)

@@ -103,11 +103,56 @@ fn reloads_its_config_file_on_sighup() {
 }
 
 #[test]
+fn routers_with_reuseport_share_one_address_and_name_themselves() {
+    let node = backend("n1").to_string();
+    let common = ["--node", &node, "--admin", "", "--threads", "1", "--reuseport"];
+    let flags = ["--router-header", "--listen"];
+    let (a, addr) = start(&[&common[..], &flags, &["127.0.0.1:0", "--name", "ra"]].concat());
+    let (b, same) = start(&[&common[..], &flags, &[&addr, "--name", "rb"]].concat());
+    assert_eq!(same, addr);
+    // The kernel spreads new connections over both listeners by their source ports: the
+    // chance that 200 connections all reach one router is 2^-199.
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..200 {
+        let resp = get(&addr, "/x");
+        assert!(resp.ends_with("hello from n1"), "{resp}");
+        let name = resp.lines().find_map(|l| l.strip_prefix("X-Larder-Router: ")).expect(&resp);
+        seen.insert(name.to_string());
+        if seen.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["ra", "rb"]);
+    for child in [a, b] {
+        child.signal("TERM");
+        assert!(wait_exit(&child).success());
+    }
+}
+
+#[test]
+fn without_reuseport_a_second_router_cannot_take_the_address() {
+    let node = backend("n1").to_string();
+    let common = ["--node", &node, "--admin", "", "--threads", "1", "--listen"];
+    let (a, addr) = start(&[&common[..], &["127.0.0.1:0", "--reuseport"]].concat());
+    let out = Command::new(env!("CARGO_BIN_EXE_larder"))
+        .arg("route")
+        .args([&common[..], &[&addr]].concat())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("listening on {addr}")));
+    a.signal("TERM");
+    assert!(wait_exit(&a).success());
+}
+
+#[test]
 fn help_and_bad_input() {
     let out =
         Command::new(env!("CARGO_BIN_EXE_larder")).args(["route", "--help"]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    for flag in ["--config", "--listen", "--node", "--policy", "--threads", "--admin"] {
+    for flag in
+        ["--config", "--listen", "--node", "--policy", "--threads", "--admin", "--reuseport"]
+    {
         assert!(text.contains(flag), "--help lacks {flag}");
     }
     let out = Command::new(env!("CARGO_BIN_EXE_larder"))

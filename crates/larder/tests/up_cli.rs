@@ -125,6 +125,44 @@ fn serves_through_the_router_and_stops_everything_on_sigterm() {
 }
 
 #[test]
+fn two_routers_share_the_address_name_themselves_and_stop_with_the_rest() {
+    let tmp = TempDir::new("up-test-routers");
+    let up = start(&tmp.0.join("store"), &["--nodes", "1", "--routers", "2"]);
+    let out = up.stdout_until(|l| l.starts_with("larder up: ready"));
+    assert!(out.last().is_some_and(|l| l.starts_with("larder up: ready")), "{out:?}");
+    let children = pids(&out);
+    assert_eq!(children.len(), 3, "a node and two routers: {out:?}");
+    let listen = field(&out, "router r1");
+    assert_eq!(field(&out, "router r2"), listen, "one address: {out:?}");
+    let admins = [field(&out, "admin r1"), field(&out, "admin r2")];
+    assert_ne!(admins[0], admins[1]);
+    for admin in &admins {
+        assert!(get(admin).starts_with("HTTP/1.1 200"), "{admin}");
+    }
+    // New connections spread over both routers by their source ports: 200 that all reach
+    // one router would happen with a chance of 2^-199.
+    let url = field(&out, "try         curl -i");
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..200 {
+        let resp = get(&url);
+        assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
+        let name = resp.lines().find_map(|l| l.strip_prefix("X-Larder-Router: ")).expect(&resp);
+        seen.insert(name.to_string());
+        if seen.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["r1", "r2"]);
+
+    up.child.signal("TERM");
+    let status = up.wait_exit();
+    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
+    for pid in children {
+        assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
+    }
+}
+
+#[test]
 fn a_process_that_fails_to_start_is_named_and_nothing_is_left() {
     let tmp = TempDir::new("up-test-fail");
     // The config is read as the router reads it, but only the router judges it whole:

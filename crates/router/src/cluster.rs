@@ -36,6 +36,8 @@ pub(crate) struct Settings {
     pub mapper: TargetMapper,
     pub head_limits: http1::Limits,
     pub health: health::Rules,
+    /// `X-Larder-Router: <name>\r\n`, rendered once per config, when that header is on.
+    pub router_field: Option<Box<[u8]>>,
 }
 
 impl Settings {
@@ -47,7 +49,10 @@ impl Settings {
             max_uri_len: config.limits.max_uri_bytes,
         };
         let health = health::Rules::new(&config.health);
-        Ok(Settings { config, mapper, head_limits, health })
+        let router_field = config
+            .router_header
+            .then(|| format!("X-Larder-Router: {}\r\n", config.router_name()).into_bytes().into());
+        Ok(Settings { config, mapper, head_limits, health, router_field })
     }
 }
 

@@ -23,6 +23,14 @@ pub struct RouterConfig {
     pub threads: usize,
     /// Add `X-Larder-Node: <node name>` to every response.
     pub node_header: bool,
+    /// Add `X-Larder-Router: <name>` to every response, so a client behind several
+    /// routers on one address sees which one served it.
+    pub router_header: bool,
+    /// This router's name in `X-Larder-Router`; empty means `router-<pid>`.
+    pub name: String,
+    /// Bind the traffic listener with SO_REUSEPORT, so several router processes share
+    /// one address and the kernel spreads connections among them (used by `larder route`).
+    pub reuseport: bool,
     /// Token sent in `Via` (`1.1 <via>`).
     pub via: String,
     /// Combined Log Format access log: a path, `-` for stdout, empty for none.
@@ -43,6 +51,9 @@ impl Default for RouterConfig {
             listen: SocketAddr::from(([0, 0, 0, 0], 8080)),
             threads: 0,
             node_header: false,
+            router_header: false,
+            name: String::new(),
+            reuseport: false,
             via: "larder".to_string(),
             access_log: String::new(),
             nodes: Vec::new(),
@@ -437,6 +448,24 @@ impl RouterConfig {
         Ok(c)
     }
 
+    /// This router's name: `name`, or `router-<pid>` when it is empty (unique among the
+    /// processes of one host, which is where SO_REUSEPORT shares an address).
+    pub fn router_name(&self) -> String {
+        if self.name.is_empty() {
+            format!("router-{}", std::process::id())
+        } else {
+            self.name.clone()
+        }
+    }
+
+    /// Worker threads to run: `threads`, or one per core when it is 0.
+    pub fn worker_threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
     /// Ids in config order: what a fresh router assigns.
     pub fn config_order_ids(&self) -> Vec<NodeId> {
         (0..self.nodes.len()).map(|i| NodeId(i as u32)).collect()
@@ -452,6 +481,9 @@ impl RouterConfig {
             if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
                 return Err(RouterError::Config(format!("node {} is listed twice", n.addr)));
             }
+        }
+        if self.name.len() > 64 || !self.name.bytes().all(|b| b.is_ascii_graphic()) {
+            return bad("name: at most 64 visible ASCII characters (it is a header value)");
         }
         self.policy_spec(&self.config_order_ids())?;
         self.mapper_config()?;
@@ -507,6 +539,19 @@ mod tests {
     }
 
     #[test]
+    fn router_name_header_and_reuseport_read_back() {
+        let text = "name = \"r2\"\nrouter_header = true\nreuseport = true\n\
+                    [[nodes]]\naddr = \"127.0.0.1:1\"\n";
+        let c = RouterConfig::from_toml(text).unwrap();
+        assert_eq!((c.name.as_str(), c.router_header, c.reuseport), ("r2", true, true));
+        assert_eq!(c.router_name(), "r2");
+        assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
+        let unnamed = RouterConfig::from_toml("[[nodes]]\naddr = \"127.0.0.1:1\"\n").unwrap();
+        assert!(!unnamed.router_header && !unnamed.reuseport);
+        assert_eq!(unnamed.router_name(), format!("router-{}", std::process::id()));
+    }
+
+    #[test]
     fn a_minimal_config_takes_defaults() {
         let c = RouterConfig::from_toml("[[nodes]]\naddr = \"127.0.0.1:1\"\n").unwrap();
         assert_eq!(c.limits, Limits::default());
@@ -523,6 +568,7 @@ mod tests {
             ("[policy]\nkind = \"zz\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "unknown policy"),
             ("[timeouts]\nidle_ms = 0\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "above 0"),
             ("[[nodes]]\naddr = \"127.0.0.1:1\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "twice"),
+            ("name = \"a b\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "name"),
         ] {
             let err = RouterConfig::from_toml(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");

@@ -465,6 +465,7 @@ impl Connection {
                 client_keep_alive: req.keep_alive && !self.drain.raised(),
                 client_minor: req.minor,
                 node_name: cfg.node_header.then_some(&*dispatch.name),
+                router_field: settings.router_field.as_deref(),
             };
             match head::parse_response(self.upstream_buf.filled(), &rules, &mut self.out) {
                 Ok(Some((len, response))) => {

@@ -114,7 +114,8 @@ impl Request {
 
 /// Whether a received field is forwarded as it is: not hop-by-hop (RFC 9110 §7.6.1, and
 /// every field `Connection` names: meaningful for one connection only), and not one the
-/// router writes itself (`Via`, `X-Larder-Node`, `Content-Length`, `X-Forwarded-For`).
+/// router writes itself (`Via`, `X-Larder-Node`, `X-Larder-Router`, `Content-Length`,
+/// `X-Forwarded-For`).
 /// Dispatched on length first: this runs for every field of every request and response.
 fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
     let is = |h: &str| name.eq_ignore_ascii_case(h);
@@ -125,7 +126,7 @@ fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
         10 => is("connection") || is("keep-alive"),
         13 => is("x-larder-node"),
         14 => is("content-length"),
-        15 => is("x-forwarded-for"),
+        15 => is("x-forwarded-for") || is("x-larder-router"),
         16 => is("proxy-connection"),
         17 => is("transfer-encoding"),
         18 => is("proxy-authenticate"),
@@ -414,6 +415,8 @@ pub(crate) struct ResponseRules<'a> {
     pub client_minor: u8,
     /// `X-Larder-Node` value, when that header is on.
     pub node_name: Option<&'a str>,
+    /// The whole `X-Larder-Router` field line, when that header is on.
+    pub router_field: Option<&'a [u8]>,
 }
 
 /// Parse a response head at the start of `buf`, appending the client's head to `out`.
@@ -488,6 +491,9 @@ pub(crate) fn parse_response(
         push_via(out, fields(), minor, rules.via);
         if let Some(name) = rules.node_name {
             push_field(out, "X-Larder-Node", name.as_bytes());
+        }
+        if let Some(field) = rules.router_field {
+            out.extend_from_slice(field);
         }
         if close_client {
             push_field(out, "Connection", b"close");
@@ -587,9 +593,11 @@ mod tests {
             client_keep_alive: true,
             client_minor: 1,
             node_name: Some("n1"),
+            router_field: Some(b"X-Larder-Router: r1\r\n"),
         };
-        let raw =
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n";
+        // A node's own X-Larder-Router is dropped: the router that relays names itself.
+        let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\
+                    X-Larder-Router: spoof\r\n\r\n";
         let mut out = Vec::new();
         let (len, r) = parse_response(raw, &rules, &mut out).unwrap().unwrap();
         assert_eq!(len, raw.len());
@@ -597,9 +605,10 @@ mod tests {
         assert!(!r.close_client && r.upstream_reusable);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nVia: 1.1 larder\r\nX-Larder-Node: n1\r\n\r\n"
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nVia: 1.1 larder\r\nX-Larder-Node: n1\r\n\
+             X-Larder-Router: r1\r\n\r\n"
         );
-        let old = ResponseRules { client_minor: 0, node_name: None, ..rules };
+        let old = ResponseRules { client_minor: 0, node_name: None, router_field: None, ..rules };
         let (_, r) = parse_response(raw, &old, &mut Vec::new()).unwrap().unwrap();
         assert_eq!(r.client_body, ClientBody::Dechunked);
         assert!(r.close_client);

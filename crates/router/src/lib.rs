@@ -4,10 +4,12 @@
 //!
 //! Map of the crate:
 //! - [`config`]: the configuration ([`RouterConfig`]), from TOML or flags.
+//! - [`overrides`]: command-line values over a config file ([`Overrides`]).
 //! - `conn`: one client connection and the walk of each request on it: send the request,
 //!   read the response head, relay the response; one writer for every error response.
 //! - `head`: request and response heads, parsed strictly and rewritten (hop-by-hop
-//!   fields, `X-Forwarded-For`, `Via`, `X-Larder-Node`); framing comes from `http1`.
+//!   fields, `X-Forwarded-For`, `Via`, `X-Larder-Node`, `X-Larder-Router`); framing
+//!   comes from `http1`.
 //! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
 //! - `buf`: the fixed per-connection read buffer.
 //! - `drain`: the signal that ends idle keep-alive connections when the router stops.
@@ -46,6 +48,7 @@ mod health;
 mod hot;
 mod log;
 mod monitor;
+pub mod overrides;
 mod probe;
 mod stats;
 mod upstream;
@@ -60,6 +63,7 @@ use tokio::task::JoinSet;
 pub use config::{NodeConfig, RouterConfig};
 pub use error::RouterError;
 pub use log::event;
+pub use overrides::Overrides;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;

@@ -54,6 +54,7 @@ async fn get_inner(
         client_keep_alive: false,
         client_minor: 1,
         node_name: None,
+        router_field: None,
     };
     let mut discard = Vec::new();
     let response = loop {

@@ -1,5 +1,6 @@
 //! A tiny HTTP/1.1 server for tests, bound to 127.0.0.1:0, that can be told to fail
-//! requests, pause accepting, stall a response, name nodes and send chunked bodies. It
+//! requests, pause accepting, stall a response, name nodes and routers and send chunked
+//! bodies. It
 //! counts requests, connections and the bytes it wrote, so tests can check exactness.
 
 use std::net::SocketAddr;
@@ -18,6 +19,9 @@ pub struct Behaviour {
     pub chunked: bool,
     /// Names for `X-Larder-Node`, used round robin per request.
     pub nodes: Vec<String>,
+    /// Names for `X-Larder-Router`, one per connection in turn (a connection stays with
+    /// the router that accepted it).
+    pub routers: Vec<String>,
     /// Answer 503 while more than this many connections are open.
     pub fail_above_open: Option<usize>,
     /// Hold the first request's response this long.
@@ -69,7 +73,7 @@ impl TestServer {
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let n = accept_state.accepted.fetch_add(1, Ordering::SeqCst) + 1;
-                tokio::spawn(serve(stream, accept_state.clone()));
+                tokio::spawn(serve(stream, accept_state.clone(), n));
                 if let Some((after, pause)) = accept_state.behaviour.accept_pause {
                     if n == after {
                         tokio::time::sleep(pause).await;
@@ -110,7 +114,8 @@ impl Drop for OpenGuard {
     }
 }
 
-async fn serve(mut stream: TcpStream, state: Arc<State>) {
+/// Serves connection number `connection` (from 1).
+async fn serve(mut stream: TcpStream, state: Arc<State>, connection: u64) {
     state.open.fetch_add(1, Ordering::SeqCst);
     let _guard = OpenGuard(state.clone());
     let mut buf = Vec::new();
@@ -125,7 +130,7 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
                 h.name.eq_ignore_ascii_case("connection") && h.value.eq_ignore_ascii_case(b"close")
             });
             buf.drain(..len);
-            let response = respond(&state, path).await;
+            let response = respond(&state, path, connection).await;
             // Counted before writing: the client may finish its run as soon as it has read.
             state.bytes_written.fetch_add(response.len() as u64, Ordering::SeqCst);
             if stream.write_all(&response).await.is_err() {
@@ -142,7 +147,7 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
     }
 }
 
-async fn respond(state: &State, path: String) -> Vec<u8> {
+async fn respond(state: &State, path: String, connection: u64) -> Vec<u8> {
     let b = &state.behaviour;
     let index = state.requests.fetch_add(1, Ordering::SeqCst);
     state.arrivals.lock().unwrap().push(Arrival { path: path.clone(), at: Instant::now() });
@@ -163,6 +168,10 @@ async fn respond(state: &State, path: String) -> Vec<u8> {
     let mut head = format!("HTTP/1.1 {status}\r\n");
     if !b.nodes.is_empty() {
         head.push_str(&format!("X-Larder-Node: {}\r\n", b.nodes[index as usize % b.nodes.len()]));
+    }
+    if !b.routers.is_empty() {
+        let router = &b.routers[(connection - 1) as usize % b.routers.len()];
+        head.push_str(&format!("X-Larder-Router: {router}\r\n"));
     }
     let body = vec![b'x'; b.body_len];
     let mut out = Vec::new();

@@ -4,8 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use router::{NodeConfig, Router, RouterConfig, RouterError};
-use tokio::net::TcpListener;
+use router::{Overrides, Router, RouterConfig, RouterError};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
 
 /// Route every HTTP request to the node most likely to hold what it needs.
@@ -39,6 +39,15 @@ pub struct Args {
     /// Add X-Larder-Node (the serving node's name) to every response.
     #[arg(long)]
     node_header: bool,
+    /// Add X-Larder-Router (this router's --name) to every response.
+    #[arg(long)]
+    router_header: bool,
+    /// This router's name in X-Larder-Router [default: router-PID, its process id].
+    #[arg(long)]
+    name: Option<String>,
+    /// Bind --listen with SO_REUSEPORT, so several routers share the address.
+    #[arg(long)]
+    reuseport: bool,
     /// Access log: a file, or "-" for stdout.
     #[arg(long)]
     access_log: Option<String>,
@@ -47,33 +56,19 @@ pub struct Args {
 impl Args {
     /// The config file (or defaults) with the flags applied on top.
     fn config(&self) -> Result<RouterConfig, RouterError> {
-        let mut c = match &self.config {
-            Some(path) => RouterConfig::load(path)?,
-            None => RouterConfig::default(),
+        let flags = Overrides {
+            listen: self.listen,
+            nodes: self.nodes.clone(),
+            policy: self.policy.clone(),
+            threads: self.threads,
+            admin: self.admin.clone(),
+            node_header: self.node_header,
+            router_header: self.router_header,
+            name: self.name.clone(),
+            reuseport: self.reuseport,
+            access_log: self.access_log.clone(),
         };
-        if let Some(l) = self.listen {
-            c.listen = l;
-        }
-        if !self.nodes.is_empty() {
-            c.nodes = self.nodes.iter().map(|a| NodeConfig::new(*a)).collect();
-        }
-        if let Some(p) = &self.policy {
-            c.policy.kind = p.clone();
-        }
-        if let Some(t) = self.threads {
-            c.threads = t;
-        }
-        if let Some(a) = &self.admin {
-            c.admin.listen = a.clone();
-        }
-        if self.node_header {
-            c.node_header = true;
-        }
-        if let Some(l) = &self.access_log {
-            c.access_log = l.clone();
-        }
-        c.validate()?;
-        Ok(c)
+        flags.config(self.config.as_deref())
     }
 }
 
@@ -86,10 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// ignored), SIGTERM or SIGINT drains and exits.
 fn serve(args: Args) -> anyhow::Result<()> {
     let config = args.config()?;
-    let threads = match config.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let threads = config.worker_threads();
     // One thread needs no work stealing: a current-thread runtime skips the scheduler's
     // cross-thread bookkeeping.
     let mut builder = if threads == 1 {
@@ -102,8 +94,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
     let runtime =
         builder.thread_name("larder-route").enable_all().build().context("starting the runtime")?;
     runtime.block_on(async move {
-        let listener = TcpListener::bind(config.listen)
-            .await
+        let listener = bind(config.listen, config.reuseport)
             .with_context(|| format!("listening on {}", config.listen))?;
         let admin = match config.admin.listen.as_str() {
             "" => None,
@@ -116,8 +107,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
         let mut hup = signal(SignalKind::hangup()).context("installing signals")?;
         let mut term = signal(SignalKind::terminate()).context("installing signals")?;
         let mut int = signal(SignalKind::interrupt()).context("installing signals")?;
-        let listen = listener.local_addr()?;
-        eprintln!("{}", wire::RouterReady { addr: listen, threads });
+        eprintln!("{}", wire::RouterReady { addr: listener.local_addr()?, threads });
         let router = Router::new(config)?;
         let handle = router.handle();
         tokio::spawn(async move {
@@ -136,4 +126,13 @@ fn serve(args: Args) -> anyhow::Result<()> {
         };
         Ok(router.serve(listener, admin, shutdown).await?)
     })
+}
+
+/// The traffic listener as tokio binds one (SO_REUSEADDR, backlog 128), SO_REUSEPORT if asked.
+fn bind(addr: SocketAddr, reuseport: bool) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.set_reuseport(reuseport)?;
+    socket.bind(addr)?;
+    socket.listen(128)
 }

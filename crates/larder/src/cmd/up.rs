@@ -42,8 +42,12 @@ pub struct Args {
     /// Address clients connect to; port 0 takes a free port (the bound one is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// Router processes sharing --listen (SO_REUSEPORT), named r1..rN in X-Larder-Router.
+    #[arg(long, default_value_t = 1,
+          value_parser = value_parser!(u8).range(1..=i64::from(lab::up::MAX_ROUTERS)))]
+    routers: u8,
     /// Router admin API address (/stats, /metrics, /targets) [default: a free port on
-    /// 127.0.0.1].
+    /// 127.0.0.1; with several routers, the first's, and the others take free ports].
     #[arg(long)]
     admin: Option<SocketAddr>,
     /// Nodes read cache misses through the page cache instead of with O_DIRECT (then a
@@ -58,7 +62,7 @@ pub struct Args {
     /// cluster of this shape (--nodes, --cache-mb) with a cache-bound dynamic workload,
     /// each policy on freshly started nodes so none inherits another's caches; print the
     /// table and exit. `larder bench experiment --help` has the full experiments.
-    #[arg(long, conflicts_with_all = ["docroot", "config", "policy", "listen", "admin"])]
+    #[arg(long, conflicts_with_all = ["docroot", "config", "policy", "listen", "admin", "routers"])]
     bench: bool,
     /// With --bench: seconds measured per policy (after as long again of warm-up).
     #[arg(long, value_name = "S", default_value_t = 5, requires = "bench",
@@ -84,6 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         docroot: args.docroot,
         config: args.config,
         listen: args.listen,
+        routers: args.routers,
         admin: args.admin,
         direct_io: !args.no_direct_io,
         store_dir: args.store_dir,

@@ -1,0 +1,90 @@
+//! What `larder route`'s flags change in a configuration: the simple case takes flags
+//! alone, and flags given with a config file override its values (on every reload too).
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use crate::config::{NodeConfig, RouterConfig};
+use crate::RouterError;
+
+/// Values given on the command line; `None`, empty or false leave the file's value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    pub listen: Option<SocketAddr>,
+    /// Replaces the file's nodes when not empty.
+    pub nodes: Vec<SocketAddr>,
+    pub policy: Option<String>,
+    pub threads: Option<usize>,
+    /// The admin listener; `""` disables it.
+    pub admin: Option<String>,
+    pub node_header: bool,
+    pub router_header: bool,
+    pub name: Option<String>,
+    pub reuseport: bool,
+    pub access_log: Option<String>,
+}
+
+impl Overrides {
+    /// The config file at `path` (or the defaults without one) with these values on top,
+    /// checked.
+    pub fn config(&self, path: Option<&Path>) -> Result<RouterConfig, RouterError> {
+        let mut c = match path {
+            Some(path) => RouterConfig::load(path)?,
+            None => RouterConfig::default(),
+        };
+        self.apply(&mut c);
+        c.validate()?;
+        Ok(c)
+    }
+
+    fn apply(&self, c: &mut RouterConfig) {
+        if let Some(l) = self.listen {
+            c.listen = l;
+        }
+        if !self.nodes.is_empty() {
+            c.nodes = self.nodes.iter().map(|a| NodeConfig::new(*a)).collect();
+        }
+        set(&mut c.policy.kind, &self.policy);
+        if let Some(t) = self.threads {
+            c.threads = t;
+        }
+        set(&mut c.admin.listen, &self.admin);
+        c.node_header |= self.node_header;
+        c.router_header |= self.router_header;
+        set(&mut c.name, &self.name);
+        c.reuseport |= self.reuseport;
+        set(&mut c.access_log, &self.access_log);
+    }
+}
+
+fn set(field: &mut String, value: &Option<String>) {
+    if let Some(v) = value {
+        field.clone_from(v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_absent_flags_keep_it() {
+        let mut c = RouterConfig { name: "file".to_string(), threads: 3, ..Default::default() };
+        c.nodes.push(NodeConfig::new("127.0.0.1:1".parse().unwrap()));
+        let mut kept = c.clone();
+        Overrides::default().apply(&mut kept);
+        assert_eq!(kept, c);
+        let flags = Overrides {
+            nodes: vec!["127.0.0.1:2".parse().unwrap()],
+            name: Some("r1".to_string()),
+            router_header: true,
+            reuseport: true,
+            admin: Some(String::new()),
+            ..Overrides::default()
+        };
+        flags.apply(&mut c);
+        assert_eq!((c.name.as_str(), c.threads, c.admin.listen.as_str()), ("r1", 3, ""));
+        assert!(c.router_header && c.reuseport && !c.node_header);
+        assert_eq!(c.nodes, vec![NodeConfig::new("127.0.0.1:2".parse().unwrap())]);
+    }
+}
