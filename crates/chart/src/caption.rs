@@ -26,7 +26,7 @@ mod tests {
         let long =
             "throughput vs cluster size: zipf(0.8), 793 docs, 128 MiB, cache 32 MiB per node";
         let px = title_px(long, 640);
-        assert!(px < 20 && px >= 11, "{px}");
+        assert!((11..20).contains(&px), "{px}");
         assert!(long.len() as f64 * 0.56 * f64::from(px) <= 600.0);
         assert_eq!(title_px(&"x".repeat(1000), 640), 11);
     }
