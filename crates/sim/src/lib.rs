@@ -14,7 +14,7 @@
 //! - `event_queue.rs`: future events: a FIFO per server, their heads in a 4-ary heap.
 //! - `ideal.rs`: [`ideal_hit_ratio`], the one-big-cache reference.
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
-//! - `sweep.rs`: [`sweep`] over cluster sizes and policies.
+//! - `sweep.rs`: [`sweep`] over cluster sizes and policies ([`sweep_routers`]: and front-ends).
 //! - `node_range.rs`: [`NodeRange`], the cluster sizes to run, and [`MAX_NODES`].
 //! - `router_range.rs`: [`RouterRange`], the front-end counts to run, and [`MAX_ROUTERS`].
 //! - `report.rs`: the readable table.
@@ -58,8 +58,10 @@ pub use report::table;
 pub use result::{NodeResult, RunResult};
 pub use route_keys::{route_targets, served_urls, target_urls};
 pub use router_range::{RouterRange, MAX_ROUTERS};
-pub use settings::{replayed_workload, GeneratedWorkload, ModelUnits, PolicyOverrides};
+pub use settings::{
+    replayed_workload, report_delay_ns, GeneratedWorkload, ModelUnits, PolicyOverrides,
+};
 pub use spread::Spread;
 pub use svg::throughput_svg;
-pub use sweep::sweep;
+pub use sweep::{sweep, sweep_routers};
 pub use timing::{per_second, thread_cpu_seconds, RunClock, TimedResult};
