@@ -15,6 +15,8 @@
 //! requests in flight per node, and all of them read one shared view: one front-end
 //! runs exactly as the single front-end of the LARD paper's model.
 
+use std::num::NonZeroU64;
+
 use policy::{LoadView, NodeId, NodeState, Outcome, Policy, PolicyStats, Target};
 
 use crate::spread::Spreader;
@@ -36,8 +38,8 @@ pub(crate) struct FrontEnds {
     routers: Vec<FrontEnd>,
     /// Requests in flight per node over all front-ends: what the nodes would report.
     nodes: LoadView,
-    /// Poll period; 0 when every front-end reads `nodes` directly.
-    delay: u64,
+    /// Poll period; `None` when every front-end reads `nodes` directly.
+    delay: Option<NonZeroU64>,
     spreader: Spreader,
     name: &'static str,
 }
@@ -46,14 +48,15 @@ impl FrontEnds {
     /// `config.routers` front-ends running `config.policy`, the requests spread by `spread`.
     pub(crate) fn new(config: &SimConfig, spread: Spread) -> Result<Self, SimError> {
         let (n, count) = (config.nodes, config.routers);
-        let delay = if count > 1 { config.report_delay_ns } else { 0 };
+        let delay = NonZeroU64::new(if count > 1 { config.report_delay_ns } else { 0 });
         let nodes = NodeState::uniform(n);
         let routers = (0..count)
             .map(|r| {
                 let mut policy = policy::build(&config.policy)?;
                 policy.membership(&nodes, 0);
-                let phase = (u128::from(delay) * r as u128 / count as u128) as u64;
-                let view = if delay > 0 { LoadView::new(n) } else { LoadView::new(0) };
+                let period = delay.map_or(0, NonZeroU64::get);
+                let phase = (u128::from(period) * r as u128 / count as u128) as u64;
+                let view = LoadView::new(if delay.is_some() { n } else { 0 });
                 Ok(FrontEnd { policy, view, next_poll: phase, phase })
             })
             .collect::<Result<Vec<_>, SimError>>()?;
@@ -78,14 +81,15 @@ impl FrontEnds {
     ) -> Result<(u32, NodeId), SimError> {
         let r = self.spreader.router(index, client);
         let fe = &mut self.routers[r as usize];
-        let view = if self.delay == 0 {
-            &self.nodes
-        } else {
-            if now >= fe.next_poll {
-                fe.view.clone_from(&self.nodes);
-                fe.next_poll = fe.phase + ((now - fe.phase) / self.delay + 1) * self.delay;
+        let view = match self.delay {
+            None => &self.nodes,
+            Some(delay) => {
+                if now >= fe.next_poll {
+                    fe.view.clone_from(&self.nodes);
+                    fe.next_poll = fe.phase + ((now - fe.phase) / delay + 1) * delay.get();
+                }
+                &fe.view
             }
-            &fe.view
         };
         let node = fe
             .policy
@@ -99,7 +103,7 @@ impl FrontEnds {
             });
         }
         self.nodes.started(node);
-        if self.delay > 0 {
+        if self.delay.is_some() {
             fe.view.started(node);
         }
         Ok((r, node))
@@ -110,7 +114,7 @@ impl FrontEnds {
     pub(crate) fn done(&mut self, router: u32, node: NodeId, target: &Target, now: u64) {
         let fe = &mut self.routers[router as usize];
         self.nodes.finished(node);
-        if self.delay > 0 {
+        if self.delay.is_some() {
             fe.view.finished(node);
         }
         fe.policy.done(node, target, Outcome::Ok, now);
