@@ -237,3 +237,38 @@ fn assert_refused(cases: &[(&[&str], &str)]) {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn routers_sweep_names_the_count_in_json_and_table() {
+    let common = ["sim", "--gen", "zipf", "--requests", "20000", "--cache-mb", "1", "--nodes", "4"];
+    let mut args = common.to_vec();
+    args.extend(["--routers", "1,4", "--policy", "hash,lard", "--json"]);
+    let out = larder(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let runs: Vec<serde_json::Value> =
+        stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON object a line")).collect();
+    let got: Vec<(u64, &str)> = runs
+        .iter()
+        .map(|r| (r["routers"].as_u64().unwrap(), r["policy"].as_str().unwrap()))
+        .collect();
+    assert_eq!(got, [(1, "hash"), (1, "lard"), (4, "hash"), (4, "lard")], "{stdout}");
+    assert!(runs.iter().all(|r| r["report_delay_ms"] == 200.0 && r["spread"] == "client"));
+    // Hashing places alike on every front-end; per-front-end tables do not.
+    assert_eq!(runs[0]["hit_ratio"], runs[2]["hit_ratio"], "{stdout}");
+    assert!(runs[3]["hit_ratio"].as_f64() < runs[1]["hit_ratio"].as_f64(), "{stdout}");
+
+    let mut args = common.to_vec();
+    args.extend(["--routers", "4", "--report-delay-ms", "50", "--policy", "lard"]);
+    let out = larder(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("routers") && table.contains("up to 50 ms old"), "{table}");
+    for bad in [["--routers", "0"], ["--report-delay-ms", "-1"]] {
+        let mut args = common.to_vec();
+        args.extend(bad);
+        let out = larder(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("error"), "{bad:?}: {err}");
+    }
+}

@@ -3,7 +3,7 @@
 use cache::Kind;
 use policy::PolicySpec;
 
-use crate::{CacheSizes, Model, SimError, MAX_NODES};
+use crate::{CacheSizes, Model, SimError, MAX_NODES, MAX_ROUTERS};
 
 /// Most shared cores accepted (one machine's worth, and then some).
 pub const MAX_SHARED_CPUS: u32 = 4096;
@@ -29,7 +29,20 @@ pub struct SimConfig {
     /// model). `Some(k)`: the nodes, the front-end and the clients share k cores of one
     /// machine, each node being an event loop and a helper thread (see `cpu_pool.rs`).
     pub shared_cpus: Option<u32>,
+    /// Front-ends, each running its own instance of `policy` in front of the same nodes,
+    /// the requests spread over them as a layer-4 spreader would (`front_ends.rs`,
+    /// `spread.rs`). The admission limit S stays the cluster's: clients keep S requests
+    /// in flight over all front-ends together.
+    pub routers: usize,
+    /// With several front-ends: how often each polls the nodes' load reports, in ns (the
+    /// oldest report it may act on). 0: every front-end sees the exact counts.
+    pub report_delay_ns: u64,
+    /// Seed of the spreading of requests over front-ends.
+    pub spread_seed: u64,
 }
+
+/// HACC's load monitor polled the nodes every 200 ms.
+pub const DEFAULT_REPORT_DELAY_NS: u64 = 200_000_000;
 
 impl SimConfig {
     /// The paper's settings for `nodes` nodes with `cache_bytes` each, running `policy`.
@@ -54,6 +67,9 @@ impl SimConfig {
             warmup: 0.2,
             max_in_flight: None,
             shared_cpus: None,
+            routers: 1,
+            report_delay_ns: DEFAULT_REPORT_DELAY_NS,
+            spread_seed: 1,
         }
     }
 
@@ -75,6 +91,9 @@ impl SimConfig {
         self.caches.check(self.nodes)?;
         if !(0.0..1.0).contains(&self.warmup) {
             return bad("warmup must be a fraction in 0.0..1.0".into());
+        }
+        if self.routers == 0 || self.routers > MAX_ROUTERS {
+            return bad(format!("routers must be in 1..={MAX_ROUTERS}"));
         }
         if matches!(self.shared_cpus, Some(0)) {
             return bad("shared_cpus must be at least 1".into());

@@ -1,4 +1,5 @@
-//! The discrete-event simulation: a front-end and n back-end nodes, each with a CPU, a
+//! The discrete-event simulation: a front-end (or several, `front_ends.rs`) and n
+//! back-end nodes, each with a CPU, a
 //! disk (both FIFO servers) and a byte-bounded cache; or, with
 //! [`SimConfig::shared_cpus`], nodes whose threads share the cores of one machine with
 //! the front-end and the clients (`cpu_pool.rs`).
@@ -23,12 +24,13 @@
 use std::collections::HashMap;
 
 use cache::{ByteCache, FxBuildHasher, Kind};
-use policy::{LoadView, NodeId, NodeState, Outcome, Target};
+use policy::{NodeId, Target};
 use trace::Workload;
 
 use crate::cpu_pool::CpuPool;
 use crate::event_queue::EventQueue;
-use crate::{ideal_hit_ratio, Model, NodeResult, RunResult, SimConfig, SimError};
+use crate::front_ends::FrontEnds;
+use crate::{ideal_hit_ratio, Model, NodeResult, RunResult, SimConfig, SimError, Spread};
 
 /// What the caller hears of each completed request (tests count them).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -61,6 +63,8 @@ struct Flight {
     index: u64,
     target: u32,
     node: u32,
+    /// The front-end that picked the node, and hears `done`.
+    router: u32,
     stage: Stage,
 }
 
@@ -270,10 +274,9 @@ impl<'w> Simulator<'w> {
         let targets = &self.targets;
 
         let n = config.nodes;
-        let mut policy = policy::build(&config.policy)?;
-        let policy_name = policy.name();
-        policy.membership(&NodeState::uniform(n), 0);
-        let mut view = LoadView::new(n);
+        let spread = Spread::of(w);
+        let mut front_ends = FrontEnds::new(config, spread)?;
+        let policy_name = front_ends.policy_name();
         let mut nodes: Vec<Node> = (0..n)
             .map(|i| Node {
                 cpu: Server::default(),
@@ -306,18 +309,10 @@ impl<'w> Simulator<'w> {
             while in_flight < limit && next < total {
                 let index = next;
                 next += 1;
-                let target = w.requests[index as usize].target;
-                let node = policy
-                    .pick(&targets[target as usize], &view, now)
-                    .ok_or_else(|| SimError::NoNode { policy: policy_name.to_string(), index })?;
-                if node.index() >= n {
-                    return Err(SimError::BadNode {
-                        policy: policy_name.to_string(),
-                        node: node.0,
-                        nodes: n,
-                    });
-                }
-                view.started(node);
+                let request = w.requests[index as usize];
+                let target = request.target;
+                let (router, node) =
+                    front_ends.pick(index, request.client, &targets[target as usize], now)?;
                 in_flight += 1;
                 max_in_flight = max_in_flight.max(in_flight);
                 if index == warmup {
@@ -327,7 +322,7 @@ impl<'w> Simulator<'w> {
                         nodes[i].disk.busy_at_open = disk;
                     }
                 }
-                let flight = Flight { index, target, node: node.0, stage: Stage::Front };
+                let flight = Flight { index, target, node: node.0, router, stage: Stage::Front };
                 let slot = match free_slots.pop() {
                     Some(slot) => {
                         flights[slot as usize] = flight;
@@ -388,8 +383,7 @@ impl<'w> Simulator<'w> {
                     }
                     let node = NodeId(f.node);
                     observe(Completion { index: f.index, node: f.node, time: now, in_flight });
-                    view.finished(node);
-                    policy.done(node, &targets[f.target as usize], Outcome::Ok, now);
+                    front_ends.done(f.router, node, &targets[f.target as usize], now);
                     in_flight -= 1;
                     free_slots.push(slot);
                 }
@@ -426,11 +420,14 @@ impl<'w> Simulator<'w> {
         let mean = |f: fn(&NodeResult) -> f64| per_node.iter().map(f).sum::<f64>() / n as f64;
         let max_requests = per_node.iter().map(|r| r.requests).max().unwrap_or(0);
         let mean_requests = measured as f64 / n as f64;
-        let stats = policy.stats();
+        let stats = front_ends.stats();
         let seconds = window / 1e9;
         Ok(RunResult {
             policy: policy_name.to_string(),
             nodes: n,
+            routers: config.routers,
+            report_delay_ms: config.report_delay_ns as f64 / 1e6,
+            spread: spread.name().to_string(),
             cache_mb_total: mib(ideal_capacity),
             cache: config.cache_kind.to_string(),
             requests: total,

@@ -15,37 +15,43 @@ pub struct NodeRange(pub Vec<usize>);
 impl FromStr for NodeRange {
     type Err = SimError;
     fn from_str(s: &str) -> Result<Self, SimError> {
-        let bad = || {
-            SimError::Config(format!(
-                "{s:?}: expected a node count, a range like 1..16 or 1..64:4, or a list like 1,2,4"
-            ))
+        parse_counts(s, "node", MAX_NODES).map(NodeRange)
+    }
+}
+
+/// Counts of `what` (e.g. "node") in `1..=max`, written as `8`, `1..16`, `1..=16`, `1..64:4`
+/// or `1,2,4,8`: the one syntax of every swept count.
+pub(crate) fn parse_counts(s: &str, what: &str, max: usize) -> Result<Vec<usize>, SimError> {
+    let bad = || {
+        SimError::Config(format!(
+            "{s:?}: expected a {what} count, a range like 1..16 or 1..64:4, or a list like 1,2,4"
+        ))
+    };
+    let num = |t: &str| -> Result<usize, SimError> {
+        let n: usize = t.trim().parse().map_err(|_| bad())?;
+        if n == 0 || n > max {
+            return Err(SimError::Config(format!("{what} counts must be in 1..={max}")));
+        }
+        Ok(n)
+    };
+    let counts: Vec<usize> = if let Some((from, rest)) = s.split_once("..") {
+        let rest = rest.strip_prefix('=').unwrap_or(rest);
+        let (to, step) = match rest.split_once(':') {
+            Some((to, step)) => (to, num(step)?),
+            None => (rest, 1),
         };
-        let num = |t: &str| -> Result<usize, SimError> {
-            let n: usize = t.trim().parse().map_err(|_| bad())?;
-            if n == 0 || n > MAX_NODES {
-                return Err(SimError::Config(format!("node counts must be in 1..={MAX_NODES}")));
-            }
-            Ok(n)
-        };
-        let nodes: Vec<usize> = if let Some((from, rest)) = s.split_once("..") {
-            let rest = rest.strip_prefix('=').unwrap_or(rest);
-            let (to, step) = match rest.split_once(':') {
-                Some((to, step)) => (to, num(step)?),
-                None => (rest, 1),
-            };
-            let (from, to) = (num(from)?, num(to)?);
-            if from > to {
-                return Err(bad());
-            }
-            (from..=to).step_by(step).collect()
-        } else {
-            s.split(',').map(num).collect::<Result<_, _>>()?
-        };
-        if nodes.is_empty() {
+        let (from, to) = (num(from)?, num(to)?);
+        if from > to {
             return Err(bad());
         }
-        Ok(NodeRange(nodes))
+        (from..=to).step_by(step).collect()
+    } else {
+        s.split(',').map(num).collect::<Result<_, _>>()?
+    };
+    if counts.is_empty() {
+        return Err(bad());
     }
+    Ok(counts)
 }
 
 #[cfg(test)]

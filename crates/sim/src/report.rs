@@ -10,9 +10,10 @@ pub fn table(results: &[RunResult], wall_seconds: Option<f64>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<8} {:>5} {:>10} {:>12} {:>6} {:>6} {:>5} {:>5} {:>5} {:>5} {:>6}",
+        "{:<8} {:>5} {:>7} {:>10} {:>12} {:>6} {:>6} {:>5} {:>5} {:>5} {:>5} {:>6}",
         "policy",
         "nodes",
+        "routers",
         "requests",
         "throughput/s",
         "hit%",
@@ -27,9 +28,10 @@ pub fn table(results: &[RunResult], wall_seconds: Option<f64>) -> String {
         let max = |f: fn(&crate::NodeResult) -> f64| r.per_node.iter().map(f).fold(0.0, f64::max);
         let _ = writeln!(
             out,
-            "{:<8} {:>5} {:>10} {:>12.1} {:>6.1} {:>6.1} {:>5.0} {:>5.0} {:>5.0} {:>5.0} {:>6.2}",
+            "{:<8} {:>5} {:>7} {:>10} {:>12.1} {:>6.1} {:>6.1} {:>5.0} {:>5.0} {:>5.0} {:>5.0} {:>6.2}",
             r.policy,
             r.nodes,
+            r.routers,
             r.requests,
             r.throughput_rps,
             100.0 * r.hit_ratio,
@@ -65,6 +67,14 @@ pub fn table(results: &[RunResult], wall_seconds: Option<f64>) -> String {
         "\ncpu%/disk%: mean and max over nodes of busy time in the measured window; imbal: \
          max/mean requests per node; ideal%: one cache as large as all nodes' caches together."
     );
+    if let Some(r) = results.iter().find(|r| r.routers > 1) {
+        let _ = writeln!(
+            out,
+            "routers: front-ends, each with its own policy instance, seeing node reports up to \
+             {} ms old; requests spread over them per {}.",
+            r.report_delay_ms, r.spread
+        );
+    }
     if let Some(wall) = wall_seconds {
         let replayed: u64 = results.iter().map(|r| r.requests).sum();
         let _ = writeln!(

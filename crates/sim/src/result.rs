@@ -23,6 +23,12 @@ pub struct NodeResult {
 pub struct RunResult {
     pub policy: String,
     pub nodes: usize,
+    /// Front-ends, each with its own instance of the policy.
+    pub routers: usize,
+    /// With several front-ends, how old a node report they act on may be, in ms.
+    pub report_delay_ms: f64,
+    /// What requests are spread over front-ends by: `client` or `request`.
+    pub spread: String,
     /// All nodes' caches together, in MiB (each node's is in `per_node`).
     pub cache_mb_total: f64,
     /// Cache replacement (`gds` or `lru`).
@@ -54,7 +60,7 @@ pub struct RunResult {
     /// False when the stream was too short to keep the cluster saturated through the
     /// window (it then runs until the last completion, drain included).
     pub saturated: bool,
-    /// The policy's own counters at the end of the run.
+    /// The policy's own counters at the end of the run, summed over front-ends.
     pub reassignments: u64,
     pub replications: u64,
     pub table_entries: u64,

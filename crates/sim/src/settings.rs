@@ -30,6 +30,11 @@ fn mib(flag: &str, value: f64) -> Result<u64, SimError> {
     Ok((value * MIB).round() as u64)
 }
 
+/// `--report-delay-ms` as simulated ns.
+pub fn report_delay_ns(ms: f64) -> Result<u64, SimError> {
+    scaled("report-delay-ms", Some(ms), 1e6, 0)
+}
+
 /// A replayed access log (any format [`trace::load_workload`] reads): the workload, its
 /// name for titles (the file name) and a line saying what was loaded and skipped.
 pub fn replayed_workload(path: &Path) -> Result<(Workload, String, String), SimError> {
@@ -174,6 +179,8 @@ mod tests {
         assert_eq!(model.teardown_ns, Model::default().teardown_ns);
         let err = ModelUnits { miss_cpu_us: Some(-1.0), ..Default::default() }.model().unwrap_err();
         assert!(err.to_string().contains("--miss-cpu-us -1: expected a finite number >= 0"));
+        assert_eq!(report_delay_ns(200.0).unwrap(), 200_000_000);
+        assert!(report_delay_ns(f64::NAN).is_err());
     }
 
     #[test]

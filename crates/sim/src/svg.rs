@@ -9,25 +9,35 @@ use crate::RunResult;
 const MAX_X_LABELS: usize = 12;
 
 /// The chart as an SVG document. Policies appear in order of first result; each line
-/// joins that policy's points in order of cluster size.
+/// joins that policy's points in order of cluster size. When the runs had different
+/// numbers of front-ends, each policy has a line per count (`lard ×4`).
 pub fn throughput_svg(results: &[RunResult], title: &str) -> String {
-    let mut policies: Vec<&str> = Vec::new();
+    let several = results.iter().any(|r| r.routers != results[0].routers);
+    let line_of = |r: &RunResult| {
+        if several {
+            format!("{} ×{}", r.policy, r.routers)
+        } else {
+            r.policy.clone()
+        }
+    };
+    let mut lines: Vec<String> = Vec::new();
     for r in results {
-        if !policies.contains(&r.policy.as_str()) {
-            policies.push(&r.policy);
+        let line = line_of(r);
+        if !lines.contains(&line) {
+            lines.push(line);
         }
     }
-    let series: Vec<Series<'_>> = policies
+    let series: Vec<Series<'_>> = lines
         .iter()
         .enumerate()
-        .map(|(i, policy)| {
+        .map(|(i, line)| {
             let mut points: Vec<(f64, f64)> = results
                 .iter()
-                .filter(|r| r.policy == *policy)
+                .filter(|r| line_of(r) == *line)
                 .map(|r| (r.nodes as f64, r.throughput_rps))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Series { name: policy, color: PALETTE[i % PALETTE.len()], points }
+            Series { name: line, color: PALETTE[i % PALETTE.len()], points }
         })
         .collect();
     // Cluster sizes are whole numbers: name those that were run, not fractions between.

@@ -36,10 +36,23 @@ pub fn per_second(requests: u64, seconds: f64) -> f64 {
 }
 
 impl TimedResult<'_> {
-    /// One line for a person: `lard at 4 nodes: 1.20 s wall, 800000 simulated requests/s`.
+    /// The run as one JSON line, with the replay speed when `timing`.
+    pub fn json_line(&self, timing: bool) -> String {
+        let line =
+            if timing { serde_json::to_string(self) } else { serde_json::to_string(self.result) };
+        // Plain numbers and strings always serialise; say so if that ever changes.
+        line.unwrap_or_else(|e| format!("{{\"error\":\"cannot write JSON: {e}\"}}"))
+    }
+
+    /// One line for a person: `lard at 4 nodes: 1.20 s wall, 800000 simulated requests/s`
+    /// (`lard at 4 nodes, 16 routers: …` with several front-ends).
     pub fn summary(&self) -> String {
+        let routers = match self.result.routers {
+            1 => String::new(),
+            r => format!(", {r} routers"),
+        };
         format!(
-            "{} at {} nodes: {:.2} s wall, {:.0} simulated requests/s{}",
+            "{} at {} nodes{routers}: {:.2} s wall, {:.0} simulated requests/s{}",
             self.result.policy,
             self.result.nodes,
             self.wall_seconds,

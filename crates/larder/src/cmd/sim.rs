@@ -8,8 +8,8 @@ use anyhow::{bail, Context};
 use cache::Kind;
 use policy::{PolicyKind, PolicySpec};
 use sim::{
-    CacheSizes, GeneratedWorkload, ModelUnits, NodeRange, PolicyOverrides, RunClock, SimConfig,
-    Simulator,
+    CacheSizes, GeneratedWorkload, ModelUnits, NodeRange, PolicyOverrides, RouterRange, RunClock,
+    SimConfig, Simulator,
 };
 use trace::{Popularity, SizeMix, Workload};
 
@@ -78,6 +78,15 @@ pub struct Args {
     /// (as `larder node` runs).
     #[arg(long, default_value = "gds", value_name = "KIND")]
     pub cache: Kind,
+    /// Front-ends, each with its own policy instance, before the same nodes: a count or a
+    /// sweep as --nodes (1,2,4,16,64). Requests go to them per client (per request when the
+    /// workload has one client), by a hash of --seed.
+    #[arg(long, default_value = "1", value_name = "N|A..B")]
+    pub routers: RouterRange,
+    /// With several front-ends: how often each polls the nodes' load, so the age of the
+    /// reports it acts on (0: exact), ms. Its own requests in flight it always knows.
+    #[arg(long, default_value_t = 200.0, value_name = "MS")]
+    pub report_delay_ms: f64,
     /// Policies to compare, comma-separated (rr, wrr, least, hash, bounded, lard, lard-r,
     /// hacc), or `all` (every policy except `class`, which needs pools configured).
     #[arg(long, default_value = "all", value_name = "P[,P…]|all")]
@@ -214,15 +223,9 @@ impl Args {
             Generator::Uniform => Popularity::Uniform,
             Generator::Zipf => Popularity::Zipf { alpha: self.alpha },
         };
-        let (docs, dataset_mb, sizes, seed) = (self.docs, self.dataset_mb, self.sizes, self.seed);
-        let gen = GeneratedWorkload {
-            popularity,
-            requests: self.requests,
-            docs,
-            dataset_mb,
-            sizes,
-            seed,
-        };
+        let (requests, docs, dataset_mb, sizes, seed) =
+            (self.requests, self.docs, self.dataset_mb, self.sizes, self.seed);
+        let gen = GeneratedWorkload { popularity, requests, docs, dataset_mb, sizes, seed };
         Ok(gen.generate(self.cache_mb.mean(nodes))?)
     }
 }
@@ -236,6 +239,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         warmup: args.warmup,
         max_in_flight: args.max_in_flight,
         shared_cpus: args.shared_cpus,
+        routers: args.routers.0[0],
+        report_delay_ns: sim::report_delay_ns(args.report_delay_ms)?,
+        spread_seed: args.seed,
         ..SimConfig::with_caches(
             cluster_sizes[0],
             args.cache_mb.clone(),
@@ -251,15 +257,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let started = Instant::now();
     let mut clock = RunClock::start();
-    let results = sim::sweep(&mut sim, &base, &cluster_sizes, &policies, |r, wall| {
+    let (sizes, routers) = (&cluster_sizes, &args.routers.0);
+    let results = sim::sweep_routers(&mut sim, &base, sizes, routers, &policies, |r, wall| {
         let timed = clock.lap(r, wall);
         if args.json {
-            let line =
-                if args.timing { serde_json::to_string(&timed) } else { serde_json::to_string(r) };
-            match line {
-                Ok(line) => println!("{line}"),
-                Err(e) => eprintln!("larder sim: cannot write JSON: {e}"),
-            }
+            println!("{}", timed.json_line(args.timing));
         } else if args.timing {
             eprintln!("{}", timed.summary());
         }

@@ -1,0 +1,134 @@
+//! The front-ends of a simulated cluster: one or many routers, each with its own policy
+//! instance, in front of the same nodes. Real deployments run several routers behind one
+//! address; each then places targets from its own table, and this is where the
+//! simulator measures what that costs.
+//!
+//! What a front-end knows of the nodes' load: what the nodes report, as it was when it
+//! last polled them, plus what it sent itself since (a router counts its own requests in
+//! flight). The simulator's load is requests in flight, so a report is a node's in-flight
+//! count over every front-end. Router r polls every `report_delay` (HACC polled every
+//! 200 ms), at phases staggered by `report_delay · r / routers` so that the routers do not
+//! refresh in lockstep; a poll due is taken at the router's next pick, when the report is
+//! read in one copy of the nodes' counts (O(nodes) once per period, O(1) per request).
+//!
+//! With one front-end, or no delay, every front-end's view is the exact count of
+//! requests in flight per node, and all of them read one shared view: one front-end
+//! runs exactly as the single front-end of the LARD paper's model.
+
+use std::num::NonZeroU64;
+
+use policy::{LoadView, NodeId, NodeState, Outcome, Policy, PolicyStats, Target};
+
+use crate::spread::Spreader;
+use crate::{SimConfig, SimError, Spread};
+
+struct FrontEnd {
+    policy: Box<dyn Policy>,
+    /// The nodes' last report plus this front-end's own picks and completions since
+    /// (unused when views are shared).
+    view: LoadView,
+    /// When this front-end polls the nodes next, in simulated ns.
+    next_poll: u64,
+    /// Its poll times are `phase + k · delay`.
+    phase: u64,
+}
+
+/// Every front-end of one run.
+pub(crate) struct FrontEnds {
+    routers: Vec<FrontEnd>,
+    /// Requests in flight per node over all front-ends: what the nodes would report.
+    nodes: LoadView,
+    /// Poll period; `None` when every front-end reads `nodes` directly.
+    delay: Option<NonZeroU64>,
+    spreader: Spreader,
+    name: &'static str,
+}
+
+impl FrontEnds {
+    /// `config.routers` front-ends running `config.policy`, the requests spread by `spread`.
+    pub(crate) fn new(config: &SimConfig, spread: Spread) -> Result<Self, SimError> {
+        let (n, count) = (config.nodes, config.routers);
+        let delay = NonZeroU64::new(if count > 1 { config.report_delay_ns } else { 0 });
+        let nodes = NodeState::uniform(n);
+        let routers = (0..count)
+            .map(|r| {
+                let mut policy = policy::build(&config.policy)?;
+                policy.membership(&nodes, 0);
+                let period = delay.map_or(0, NonZeroU64::get);
+                let phase = (u128::from(period) * r as u128 / count as u128) as u64;
+                let view = LoadView::new(if delay.is_some() { n } else { 0 });
+                Ok(FrontEnd { policy, view, next_poll: phase, phase })
+            })
+            .collect::<Result<Vec<_>, SimError>>()?;
+        let name = routers[0].policy.name();
+        let spreader = Spreader::new(spread, count, config.spread_seed);
+        Ok(FrontEnds { routers, nodes: LoadView::new(n), delay, spreader, name })
+    }
+
+    pub(crate) fn policy_name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The front-end that takes request `index` (from `client`) picks its node at `now`;
+    /// returns the front-end and the node.
+    #[inline]
+    pub(crate) fn pick(
+        &mut self,
+        index: u64,
+        client: u32,
+        target: &Target,
+        now: u64,
+    ) -> Result<(u32, NodeId), SimError> {
+        let r = self.spreader.router(index, client);
+        let fe = &mut self.routers[r as usize];
+        let view = match self.delay {
+            None => &self.nodes,
+            Some(delay) => {
+                if now >= fe.next_poll {
+                    fe.view.clone_from(&self.nodes);
+                    fe.next_poll = fe.phase + ((now - fe.phase) / delay + 1) * delay.get();
+                }
+                &fe.view
+            }
+        };
+        let node = fe
+            .policy
+            .pick(target, view, now)
+            .ok_or_else(|| SimError::NoNode { policy: self.name.to_string(), index })?;
+        if node.index() >= self.nodes.len() {
+            return Err(SimError::BadNode {
+                policy: self.name.to_string(),
+                node: node.0,
+                nodes: self.nodes.len(),
+            });
+        }
+        self.nodes.started(node);
+        if self.delay.is_some() {
+            fe.view.started(node);
+        }
+        Ok((r, node))
+    }
+
+    /// The request `router` sent to `node` for `target` finished at `now`.
+    #[inline]
+    pub(crate) fn done(&mut self, router: u32, node: NodeId, target: &Target, now: u64) {
+        let fe = &mut self.routers[router as usize];
+        self.nodes.finished(node);
+        if self.delay.is_some() {
+            fe.view.finished(node);
+        }
+        fe.policy.done(node, target, Outcome::Ok, now);
+    }
+
+    /// The policies' counters summed over the front-ends (each keeps its own table).
+    pub(crate) fn stats(&self) -> PolicyStats {
+        self.routers.iter().map(|fe| fe.policy.stats()).fold(PolicyStats::default(), |a, s| {
+            PolicyStats {
+                table_entries: a.table_entries + s.table_entries,
+                reassignments: a.reassignments + s.reassignments,
+                replications: a.replications + s.replications,
+                evictions: a.evictions + s.evictions,
+            }
+        })
+    }
+}
