@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trace::{
     generate, human_bytes, load_workload, parse_size, parse_status_range, stats_table,
-    write_docroot, write_log_file, LoadOptions, LoadReport, Popularity, SizeMix, Stats,
-    SynthConfig, Workload,
+    write_docroot, write_log_file, LoadOptions, Popularity, SizeMix, Stats, SynthConfig, Workload,
 };
 
 /// Generated logs start at this instant (2001-09-09T01:46:40Z): any fixed, plausible
@@ -192,12 +191,8 @@ fn gen(a: &GenArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn load(file: &Path, load: &LoadArgs) -> anyhow::Result<(Workload, LoadReport)> {
-    Ok(load_workload(file, &load.options()?)?)
-}
-
 fn stats(a: &StatsArgs) -> anyhow::Result<()> {
-    let (workload, report) = load(&a.file, &a.load)?;
+    let (workload, report) = load_workload(&a.file, &a.load.options()?)?;
     let gap_ms = a.idle_gap_min.checked_mul(60_000).context("--idle-gap-min is too large")?;
     let stats = Stats::of(&workload, Some(&report), gap_ms);
     let mut out = std::io::stdout().lock();
@@ -211,7 +206,7 @@ fn stats(a: &StatsArgs) -> anyhow::Result<()> {
 }
 
 fn docroot(a: &DocrootArgs) -> anyhow::Result<()> {
-    let (workload, _) = load(&a.file, &a.load)?;
+    let (workload, _) = load_workload(&a.file, &a.load.options()?)?;
     report_docroot(&workload, &a.dir)
 }
 
