@@ -10,6 +10,8 @@
 //! - [`target`]: [`Target`] (normalised key, tree prefix, content class).
 //! - [`mapper`]: URL → [`Target`] by a strict, documented rule ([`TargetMapper`]), with
 //!   [`percent`] (canonical spelling; decoding is `wire::percent`) and [`stable_hash`] (FNV-1a, mix64).
+//! - [`holdings`]: [`Holdings`], what a node says it holds (the seam for one placement
+//!   across many routers).
 //! - [`load`]: the [`LoadView`] a policy sees, one load number per node from a weighted formula.
 //! - [`policy`]: the [`Policy`] trait, the seam between mechanism and policy.
 //! - [`spec`]: [`PolicySpec`], a policy's name and parameters; [`build`](mod@build): the one
@@ -29,6 +31,7 @@ pub mod build;
 pub mod class;
 pub mod hacc;
 pub mod hash;
+pub mod holdings;
 pub mod lard;
 pub mod lard_r;
 pub mod least;
@@ -49,6 +52,7 @@ pub mod target;
 pub mod wrr;
 
 pub use build::build;
+pub use holdings::Holdings;
 pub use load::{LoadView, LoadWeights, NodeLoad};
 pub use mapper::{Mapped, MapperConfig, TargetError, TargetMapper};
 pub use nanos::{Nanos, SECOND};

@@ -4,9 +4,14 @@
 //! [`LoadView::started`] after a pick and [`LoadView::finished`] on completion) and folds
 //! in what nodes report (CPU and disk utilisation, as HACC's load monitor polled them).
 //! A policy reads one number per node, [`LoadView::load`], so the same policy works
-//! on in-flight counts alone (LARD's "active connections") or on reported metrics.
+//! on in-flight counts alone (LARD's "active connections") or on reported metrics. It also
+//! keeps what each node says it holds ([`LoadView::holds`]), so routers that read the same
+//! reports see the same holders.
 
-use crate::NodeId;
+use std::sync::Arc;
+
+use crate::holdings::Holdings;
+use crate::{NodeId, TargetKey};
 
 /// Weights of the load formula:
 /// `load = in_flight·w_in_flight + cpu_pct·w_cpu + disk_pct·w_disk`.
@@ -46,6 +51,8 @@ pub struct LoadView {
     /// Sum of `in_flight` over `nodes`, kept as they change: `bounded` reads it on every
     /// pick, and summing 1,000 nodes each time would dominate the pick.
     total_in_flight: u64,
+    /// What each node last said it holds (`None`: it reports nothing, as nginx does).
+    holdings: Vec<Option<Arc<dyn Holdings>>>,
 }
 
 impl LoadView {
@@ -55,7 +62,12 @@ impl LoadView {
     }
 
     pub fn with_weights(n: usize, weights: LoadWeights) -> Self {
-        LoadView { nodes: vec![NodeLoad::default(); n], weights, total_in_flight: 0 }
+        LoadView {
+            nodes: vec![NodeLoad::default(); n],
+            weights,
+            total_in_flight: 0,
+            holdings: vec![None; n],
+        }
     }
 
     /// Number of node slots (ids `0..len`).
@@ -71,6 +83,7 @@ impl LoadView {
     pub fn resize(&mut self, n: usize) {
         if n > self.nodes.len() {
             self.nodes.resize(n, NodeLoad::default());
+            self.holdings.resize(n, None);
         }
     }
 
@@ -126,11 +139,50 @@ impl LoadView {
         l.cpu_pct = cpu_pct;
         l.disk_pct = disk_pct;
     }
+
+    /// Fold in what a node says it holds, or that it says nothing (`None`).
+    pub fn set_holdings(&mut self, node: NodeId, holdings: Option<Arc<dyn Holdings>>) {
+        self.resize(node.index() + 1);
+        self.holdings[node.index()] = holdings;
+    }
+
+    /// Whether `node` holds `key` by its own summary; `None` when it reports none.
+    pub fn holds(&self, node: NodeId, key: TargetKey) -> Option<bool> {
+        let holdings = self.holdings.get(node.index())?.as_ref()?;
+        Some(holdings.holds(key))
+    }
+
+    /// True when at least one node reports what it holds.
+    pub fn any_holdings(&self) -> bool {
+        self.holdings.iter().any(Option::is_some)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug)]
+    struct Evens;
+    impl Holdings for Evens {
+        fn holds(&self, key: TargetKey) -> bool {
+            key.0.is_multiple_of(2)
+        }
+    }
+
+    #[test]
+    fn holdings_are_per_node_and_optional() {
+        let mut v = LoadView::new(2);
+        assert!(!v.any_holdings());
+        assert_eq!(v.holds(NodeId(0), TargetKey(2)), None);
+        v.set_holdings(NodeId(3), Some(Arc::new(Evens)));
+        assert!(v.any_holdings());
+        assert_eq!(v.holds(NodeId(3), TargetKey(2)), Some(true));
+        assert_eq!(v.holds(NodeId(3), TargetKey(3)), Some(false));
+        assert_eq!(v.holds(NodeId(1), TargetKey(2)), None);
+        v.set_holdings(NodeId(3), None);
+        assert!(!v.any_holdings());
+    }
 
     #[test]
     fn load_follows_the_formula() {

@@ -21,12 +21,28 @@ pub struct NodeState {
     pub weight: u32,
     /// False while the node is down (failed health checks, ejected); a policy never picks it.
     pub up: bool,
+    /// A stable hash of the node's name ([`NodeState::name_hash`]): the same on every
+    /// router that lists the node, whatever its position or address there, so choices
+    /// hashed on names agree between routers.
+    pub name: u64,
 }
 
 impl NodeState {
     /// `n` equal nodes, all up, with ids `0..n`.
     pub fn uniform(n: usize) -> Vec<NodeState> {
-        (0..n).map(|i| NodeState { id: NodeId(i as u32), weight: 1, up: true }).collect()
+        (0..n)
+            .map(|i| NodeState {
+                id: NodeId(i as u32),
+                weight: 1,
+                up: true,
+                name: NodeState::name_hash(&format!("n{}", i + 1)),
+            })
+            .collect()
+    }
+
+    /// The hash of a node's name that [`NodeState::name`] holds.
+    pub fn name_hash(name: &str) -> u64 {
+        crate::stable_hash::fnv1a64(name.as_bytes())
     }
 
     /// True when the policy may send new work here.

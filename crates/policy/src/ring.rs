@@ -207,7 +207,7 @@ mod tests {
         let empty = ring(&[]);
         assert!(empty.is_empty());
         assert_eq!(empty.primary(TargetKey(1)), None);
-        let huge = ring(&[NodeState { id: NodeId(0), weight: u32::MAX, up: true }]);
+        let huge = ring(&[NodeState { id: NodeId(0), weight: u32::MAX, up: true, name: 0 }]);
         assert_eq!(huge.walk(TargetKey(0)).count(), 1600, "points are capped");
     }
 }

@@ -109,7 +109,12 @@ fn run(kind: PolicyKind, ops: &[Op]) -> Result<(), TestCaseError> {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, s)| {
-                        s.map(|(weight, up)| NodeState { id: NodeId(i as u32), weight, up })
+                        s.map(|(weight, up)| NodeState {
+                            id: NodeId(i as u32),
+                            weight,
+                            up,
+                            name: NodeState::name_hash(&format!("n{}", i + 1)),
+                        })
                     })
                     .collect();
                 policy.membership(&nodes, now);

@@ -287,6 +287,7 @@ impl Cluster {
                 id: NodeId(i as u32),
                 weight: n.health.weight(n.weight, now, rules),
                 up: n.health.is_up(),
+                name: NodeState::name_hash(&n.name),
             })
             .collect();
         p.policy.membership(&states, self.nanos_at(now));
