@@ -34,6 +34,9 @@ pub trait ByteCache<K: Hash + Eq + Clone, V>: Send {
     fn get_mut(&mut self, key: &K) -> Option<&mut V>;
     /// Whether `key` is held, without counting or touching recency.
     fn contains(&self, key: &K) -> bool;
+    /// Call `f` with every key held, in no particular order, without counting or touching
+    /// recency (a summary of the holdings, as a node's load report carries).
+    fn for_each_key(&self, f: &mut dyn FnMut(&K));
     /// Insert (or replace) an entry of `bytes`, evicting as needed. An entry larger than
     /// the capacity is not stored. Returns how many entries were evicted.
     fn insert(&mut self, key: K, value: V, bytes: u64) -> usize;

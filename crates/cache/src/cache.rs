@@ -181,6 +181,10 @@ where
         self.index.contains_key(key)
     }
 
+    fn for_each_key(&self, f: &mut dyn FnMut(&K)) {
+        self.index.keys().for_each(f);
+    }
+
     /// Replacing an entry removes the old one first, so the new one is admitted fresh.
     /// An entry larger than the whole cache is refused, and any older entry for the same
     /// key is dropped with it so that a stale value is never served.

@@ -79,14 +79,18 @@ fn lookup(name: &str) -> Option<PathBuf> {
 }
 
 /// Writes the anchor's configuration into `dir` (listening on `addr`, balancing over
-/// `nodes`) and returns the command that runs it in the foreground.
+/// `nodes`) and returns the command that runs it in the foreground. `shared`: other
+/// instances listen on `addr` too (HAProxy binds with SO_REUSEPORT by default; nginx is
+/// told `reuseport`).
 pub fn command(
     anchor: Anchor,
     tools: &Tools,
     nodes: &[(String, SocketAddr)],
     dir: &Path,
     addr: SocketAddr,
+    shared: bool,
 ) -> Result<Command> {
+    let reuseport = if shared { " reuseport" } else { "" };
     let exe = tools
         .path(anchor)
         .ok_or_else(|| LabError::Invalid(format!("{anchor} is not installed")))?;
@@ -119,7 +123,7 @@ pub fn command(
                      \x20   map $uri $larder_key {{ ~^(/app/[^/]+/[^/]+)/ $1; default $uri; }}\n\
                      \x20   upstream nodes {{\n        hash $larder_key consistent;\n{}\n\
                      \x20       keepalive 128;\n    }}\n\
-                     \x20   server {{\n        listen {addr};\n        location / {{\n\
+                     \x20   server {{\n        listen {addr}{reuseport};\n        location / {{\n\
                      \x20           proxy_pass http://nodes;\n            proxy_http_version 1.1;\n\
                      \x20           proxy_set_header Connection \"\";\n        }}\n    }}\n}}\n",
                     servers(&|_, a| format!("        server {a};"))

@@ -69,18 +69,25 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
             };
             for &connections in &plan.connections {
                 for round in 0..plan.rounds {
-                    for &system in &setup.systems {
+                    for (&routers, &system) in
+                        plan.routers.iter().flat_map(|r| setup.systems.iter().map(move |s| (r, s)))
+                    {
                         if signals.stop_requested(Duration::ZERO) {
                             break 'all true;
                         }
-                        let name =
-                            format!("{kind}-{}-{system}-round{}", connections.name(), round + 1);
+                        let system_name = system.to_string().replace('/', "-");
+                        let name = format!(
+                            "{kind}-{}-{system_name}-x{routers}-round{}",
+                            connections.name(),
+                            round + 1
+                        );
                         let launcher =
                             Launcher { logs: launcher.logs.sub(&name)?, ..launcher.clone() };
                         let spec = RunSpec {
                             workload: &w,
                             dynamic: extra.as_ref(),
                             system,
+                            routers,
                             connections,
                             round,
                         };

@@ -1,6 +1,8 @@
 //! The front-end under test: `larder route` with one policy (configured as the
 //! experiments need it), or one of the [anchors](crate::anchors), started in front of the
-//! nodes of one run and waited for until a request through it answers.
+//! nodes of one run and waited for until a request through it answers. Several instances
+//! can share one address (SO_REUSEPORT), as operators scale a front-end out: the kernel
+//! spreads the clients' connections over them.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -8,13 +10,13 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Instant;
 
-use policy::PolicyKind;
+use policy::{PlacementMode, PolicyKind};
 use router::config::ClassPoolConfig;
 use router::{NodeConfig, RouterConfig};
 
 use crate::anchors::{self, Anchor, Tools};
 use crate::child::{self, Group};
-use crate::error::{LabError, Result};
+use crate::error::{Context, LabError, Result};
 use crate::launcher::{local_address, Launcher};
 use crate::probe;
 use crate::route;
@@ -22,11 +24,20 @@ use crate::route;
 /// Directory levels of a HACC tree in the experiments (see [`larder_config`]).
 const TREE_DEPTH: usize = 3;
 
-/// A front-end the experiments compare.
+/// A front-end the experiments compare: larder route with a policy and its placement
+/// (`lard-r` shares one placement across routers, `lard-r/per-router` keeps each
+/// router's own table), or an anchor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum System {
-    Larder(PolicyKind),
+    Larder(PolicyKind, PlacementMode),
     Anchor(Anchor),
+}
+
+impl System {
+    /// larder route with `policy` and the default placement.
+    pub fn larder(policy: PolicyKind) -> System {
+        System::Larder(policy, PlacementMode::default())
+    }
 }
 
 impl FromStr for System {
@@ -36,19 +47,35 @@ impl FromStr for System {
         if let Some(a) = Anchor::ALL.into_iter().find(|a| a.name() == s) {
             return Ok(System::Anchor(a));
         }
-        s.parse().map(System::Larder).map_err(|_| {
+        let (policy, placement) = s.split_once('/').unwrap_or((s, PlacementMode::default().name()));
+        let policy = policy.parse().map_err(|_| {
             let names: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.name()).collect();
-            format!("{s:?}: expected a policy ({}), haproxy or nginx", names.join(", "))
-        })
+            format!(
+                "{s:?}: expected a policy ({}) with an optional /per-router, haproxy or nginx",
+                names.join(", ")
+            )
+        })?;
+        let placement = placement.parse().map_err(|e| format!("{s:?}: {e}"))?;
+        Ok(System::Larder(policy, placement))
     }
 }
 
 impl fmt::Display for System {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            System::Larder(p) => p.fmt(f),
+            System::Larder(p, PlacementMode::Shared) => p.fmt(f),
+            System::Larder(p, placement) => write!(f, "{p}/{placement}"),
             System::Anchor(a) => a.fmt(f),
         }
+    }
+}
+
+/// How a system run as `instances` front-ends on one address is named in the results:
+/// `lard-r ×4`; one instance keeps the system's own name.
+pub fn label(system: System, instances: u8) -> String {
+    match instances {
+        0 | 1 => system.to_string(),
+        n => format!("{system} ×{n}"),
     }
 }
 
@@ -69,17 +96,19 @@ pub struct Front {
 }
 
 impl Front {
-    pub fn pid(&self) -> u32 {
-        self.group.children[0].pid()
+    /// The processes of the front-end (one per instance).
+    pub fn pids(&self) -> Vec<u32> {
+        self.group.children.iter().map(|c| c.pid()).collect()
     }
 }
 
-/// Starts `system` in front of `nodes`, writing its configuration into `dir`, and waits
-/// until `probe_path` answers through it.
+/// Starts `instances` of `system` on one address in front of `nodes`, writing their
+/// configurations into `dir`, and waits until `probe_path` answers through it.
 #[allow(clippy::too_many_arguments)]
 pub fn start(
     launcher: &Launcher,
     system: System,
+    instances: u8,
     tools: &Tools,
     setup: &RouterSetup,
     nodes: &[(String, SocketAddr)],
@@ -88,26 +117,45 @@ pub fn start(
     deadline: Instant,
 ) -> Result<Front> {
     let mut group = Group::new(launcher.grace, launcher.signals);
+    let instances = instances.max(1);
     let addr = match system {
-        System::Larder(policy) => {
-            let config = larder_config(policy, setup, nodes);
-            route::start(launcher, "router", &config, dir, setup.cpu, &mut group, deadline)?
-                .ok_or(LabError::Interrupted)?
+        System::Larder(policy, placement) => {
+            let mut config = larder_config(policy, setup, nodes);
+            config.policy.placement = placement.name().to_string();
+            config.reuseport = instances > 1;
+            let mut addr = None;
+            for i in 1..=instances {
+                config.name = format!("r{i}");
+                let label =
+                    if instances == 1 { "router".to_string() } else { format!("router{i}") };
+                let bound =
+                    route::start(launcher, &label, &config, dir, setup.cpu, &mut group, deadline)?
+                        .ok_or(LabError::Interrupted)?;
+                // The first takes a free port; the others share it.
+                config.listen = bound;
+                addr = Some(bound);
+            }
+            addr.expect("at least one instance")
         }
         System::Anchor(anchor) => {
             let addr = local_address(None)?;
-            let mut cmd = anchors::command(anchor, tools, nodes, dir, addr)?;
-            if let Some(cpu) = setup.cpu {
-                child::pin(&mut cmd, cpu);
+            for i in 1..=instances {
+                let own = if instances == 1 {
+                    dir.to_path_buf()
+                } else {
+                    dir.join(format!("{anchor}{i}"))
+                };
+                std::fs::create_dir_all(&own)
+                    .with_context(|| format!("creating {}", own.display()))?;
+                let mut cmd = anchors::command(anchor, tools, nodes, &own, addr, instances > 1)?;
+                if let Some(cpu) = setup.cpu {
+                    child::pin(&mut cmd, cpu);
+                }
+                let signals = &launcher.signals;
+                let label =
+                    if instances == 1 { anchor.name().to_string() } else { format!("{anchor}{i}") };
+                group.children.push(child::spawn(&label, cmd, |_| None, signals, &launcher.logs)?);
             }
-            let signals = &launcher.signals;
-            group.children.push(child::spawn(
-                anchor.name(),
-                cmd,
-                |_| None,
-                signals,
-                &launcher.logs,
-            )?);
             addr
         }
     };
@@ -172,11 +220,14 @@ mod tests {
     #[test]
     fn names_round_trip() {
         let policies = PolicyKind::ALL.map(PolicyKind::name);
-        for name in policies.into_iter().chain(["haproxy", "nginx"]) {
+        for name in policies.into_iter().chain(["haproxy", "nginx", "lard-r/per-router"]) {
             assert_eq!(name.parse::<System>().unwrap().to_string(), name);
         }
+        assert_eq!("lard/shared".parse::<System>().unwrap().to_string(), "lard");
         let err = "envoy".parse::<System>().unwrap_err();
         assert!(err.contains("expected a policy (rr, wrr,") && err.contains("nginx"), "{err}");
+        let err = "lard/everywhere".parse::<System>().unwrap_err();
+        assert!(err.contains("unknown placement"), "{err}");
     }
 
     #[test]

@@ -23,7 +23,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// CPU seconds used so far by the front-end, the nodes and this process.
 fn cpu_now(front: &Front, nodes: &Nodes) -> [f64; 3] {
-    [cpu_seconds(front.pid()), nodes.cpu_seconds(), own_cpu_seconds()]
+    let front_cpu = front.pids().into_iter().map(cpu_seconds).sum();
+    [front_cpu, nodes.cpu_seconds(), own_cpu_seconds()]
 }
 
 /// What one run is: the workload (and the classes experiment's dynamic requests), the
@@ -32,6 +33,8 @@ pub struct RunSpec<'a> {
     pub workload: &'a Workload,
     pub dynamic: Option<&'a Workload>,
     pub system: System,
+    /// Instances of the front-end on one address.
+    pub routers: u8,
     pub connections: Connections,
     pub round: u32,
 }
@@ -58,6 +61,7 @@ pub fn run_one(
     let front = front::start(
         launcher,
         system,
+        run.routers,
         &setup.tools,
         &setup.router,
         &nodes.addrs,
@@ -70,7 +74,7 @@ pub fn run_one(
     drop(nodes);
     let mut row = measured?;
     row.workload = w.kind.to_string();
-    row.system = system.to_string();
+    row.system = front::label(system, run.routers);
     row.round = run.round;
     Ok(row)
 }

@@ -14,6 +14,9 @@ use crate::nodes::NodeSpec;
 use crate::workload::{Content, DynCost, WorkloadKind};
 use policy::PolicyKind;
 
+/// Most front-end instances one run starts on one address.
+pub const MAX_FRONT_ENDS: u8 = 16;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Kind {
@@ -71,6 +74,9 @@ pub struct ExperimentPlan {
     /// Access log for the `trace` workload.
     pub trace: Option<PathBuf>,
     pub systems: Vec<System>,
+    /// Every system runs with each of these numbers of front-end instances on one
+    /// address (SO_REUSEPORT): one placement across many routers, or not.
+    pub routers: Vec<u8>,
     /// Each node's cache in MiB (one node per entry).
     pub cache_mb: Vec<u64>,
     /// Node i's CPU (empty: the kind's default).
@@ -115,6 +121,7 @@ impl Default for ExperimentPlan {
             workloads: Vec::new(),
             trace: None,
             systems: Vec::new(),
+            routers: vec![1],
             cache_mb: vec![16, 16, 8, 8],
             pin: Vec::new(),
             pin_front: None,
@@ -185,6 +192,9 @@ impl ExperimentPlan {
         if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
             invalid!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
         }
+        if self.routers.is_empty() || self.routers.iter().any(|&r| r == 0 || r > MAX_FRONT_ENDS) {
+            invalid!("--routers: each count must be in 1..={MAX_FRONT_ENDS}");
+        }
         if self.rounds == 0 || self.users == 0 || self.duration.is_zero() {
             invalid!("--rounds, --users and --duration must be above 0");
         }
@@ -202,7 +212,7 @@ impl ExperimentPlan {
                 Kind::Locality => (&[Wrr, Least, Hash, Bounded, Lard, LardR, Hacc], &Anchor::ALL),
                 Kind::Classes => (&[Rr, Class], &[]),
             };
-            let policies = policies.iter().map(|&p| System::Larder(p));
+            let policies = policies.iter().map(|&p| System::larder(p));
             systems = policies.chain(anchors.iter().map(|&a| System::Anchor(a))).collect();
         }
         systems.retain(|s| match s {
@@ -213,7 +223,7 @@ impl ExperimentPlan {
                 }
                 None => true,
             },
-            System::Larder(_) => true,
+            System::Larder(..) => true,
         });
         if systems.is_empty() {
             invalid!("no front-end left to run");

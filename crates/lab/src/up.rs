@@ -256,7 +256,7 @@ impl UpConfig {
         let time = Duration::from_secs(seconds);
         Ok(ExperimentPlan {
             workloads: vec![WorkloadKind::new(Content::Dynamic, false)],
-            systems: BENCH_POLICIES.iter().map(|&p| System::Larder(p)).collect(),
+            systems: BENCH_POLICIES.iter().map(|&p| System::larder(p)).collect(),
             cache_mb: vec![self.cache_mb; usize::from(self.nodes)],
             rounds: 1,
             duration: time,

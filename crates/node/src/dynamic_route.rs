@@ -16,7 +16,7 @@ pub async fn serve(
     out: &mut Vec<u8>,
 ) -> Reply {
     let key = BodyKey::View(format!("{}/{}", app.db, app.view));
-    let view = match node.cached_body(&key, |_| true) {
+    let view = match node.cached_body(&key, ctx.hint, |_| true) {
         Some(v) => v,
         None => {
             let name = format!("{}/{}", app.db, app.view);
@@ -29,7 +29,8 @@ pub async fn serve(
                     .await
                     .ok()?
                     .into();
-                node.store_body(key, CachedBody { stamp: None, bytes: Arc::clone(&v) });
+                let body = CachedBody { stamp: None, bytes: Arc::clone(&v), target: ctx.hint };
+                node.store_body(key, body);
                 Some(v)
             };
             match node.computing.run(&name, work).await.flatten() {

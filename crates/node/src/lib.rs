@@ -45,6 +45,7 @@ pub mod disk;
 pub mod dynamic;
 mod dynamic_route;
 pub mod error;
+pub mod holdings;
 pub mod path;
 pub mod pool;
 pub mod range;

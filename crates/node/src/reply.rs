@@ -51,12 +51,15 @@ pub struct ReplyCtx {
     pub keep_alive: bool,
     /// HEAD: the same head as GET, no body.
     pub head_only: bool,
+    /// The target a router placed this request by (`X-Larder-Target`), remembered with
+    /// the body it fills or hits so the load report can say what this node holds.
+    pub hint: Option<wire::TargetHint>,
 }
 
 impl ReplyCtx {
     /// For answers sent before a request could be understood: close afterwards.
     pub fn closing() -> ReplyCtx {
-        ReplyCtx { version: Version::Http11, keep_alive: false, head_only: false }
+        ReplyCtx { version: Version::Http11, keep_alive: false, head_only: false, hint: None }
     }
 }
 

@@ -17,6 +17,7 @@ pub async fn respond(node: &Rc<NodeState>, head: &RequestHead, out: &mut Vec<u8>
         version: head.version,
         keep_alive: head.keep_alive() && !node.is_shutting_down(),
         head_only: head.method == Method::Head,
+        hint: head.header(wire::TARGET_HINT_HEADER).and_then(wire::TargetHint::parse),
     };
     match head.method {
         Method::Get | Method::Head => {}

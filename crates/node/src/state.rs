@@ -6,6 +6,7 @@ use crate::access_log::AccessLog;
 use crate::buffers::BufferPool;
 use crate::config::Config;
 use crate::error::NodeError;
+use crate::holdings::Holdings;
 use crate::pool::{HelperPool, PoolGone};
 use crate::single_flight::SingleFlight;
 use crate::stats::{Counters, LoadSampler, NodeReport};
@@ -37,6 +38,8 @@ pub enum BodyKey {
 pub struct CachedBody {
     pub stamp: Option<Stamp>,
     pub bytes: Arc<[u8]>,
+    /// The target a router last named for this body, for the holdings digest.
+    pub target: Option<wire::TargetHint>,
 }
 
 pub struct NodeState {
@@ -58,6 +61,8 @@ pub struct NodeState {
     pub load: RefCell<LoadSampler>,
     pub log: Option<RefCell<AccessLog>>,
     pub shutting_down: watch::Receiver<bool>,
+    /// What the content cache holds, summarised for the load report.
+    pub holdings: RefCell<Holdings>,
 }
 
 impl NodeState {
@@ -92,6 +97,7 @@ impl NodeState {
             log,
             shutting_down,
             config,
+            holdings: RefCell::new(Holdings::new(SystemTime::now())),
         })
     }
 
@@ -122,6 +128,10 @@ impl NodeState {
             requests: c.requests.get(),
             helper_queue: (self.disk.pending() + self.cpu.pending()) as u64,
             disk_pct: None,
+            holdings: self
+                .holdings
+                .borrow_mut()
+                .digest(|| bodies.iter().filter_map(|(_, b, _)| b.target)),
         };
         NodeReport {
             load,
@@ -131,14 +141,23 @@ impl NodeState {
         }
     }
 
-    /// Look up a cached body, counting a hit or a miss. `valid` rejects stale entries.
+    /// Look up a cached body, counting a hit or a miss. `valid` rejects stale entries; a
+    /// hit remembers `hint` as the body's target when a router named one.
     pub fn cached_body(
         &self,
         key: &BodyKey,
+        hint: Option<wire::TargetHint>,
         valid: impl Fn(&CachedBody) -> bool,
     ) -> Option<Arc<[u8]>> {
-        let hit =
-            self.bodies.borrow_mut().get(key).filter(|b| valid(b)).map(|b| Arc::clone(&b.bytes));
+        let mut bodies = self.bodies.borrow_mut();
+        let hit = bodies.get_mut(key).filter(|b| valid(b)).map(|b| {
+            if hint.is_some() && b.target != hint {
+                b.target = hint;
+                self.holdings.borrow_mut().changed();
+            }
+            Arc::clone(&b.bytes)
+        });
+        drop(bodies);
         let counter = if hit.is_some() { &self.counters.hits } else { &self.counters.misses };
         Counters::add(counter, 1);
         hit
@@ -147,6 +166,7 @@ impl NodeState {
     pub fn store_body(&self, key: BodyKey, body: CachedBody) {
         let bytes = body.bytes.len() as u64 + key_bytes(&key);
         self.bodies.borrow_mut().insert(key, body, bytes);
+        self.holdings.borrow_mut().changed();
     }
 }
 

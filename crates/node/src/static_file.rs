@@ -116,7 +116,7 @@ async fn serve_file(
     let body = if ctx.head_only || !cacheable {
         None
     } else {
-        match body_bytes(node, key, meta).await {
+        match body_bytes(node, key, meta, ctx.hint).await {
             Ok(b) => Some(b),
             Err(_) => return error(node, out, Status::INTERNAL_SERVER_ERROR, ctx, &[]),
         }
@@ -147,9 +147,14 @@ async fn serve_file(
 
 /// The whole body of a cacheable file: content cache, else the page cache without
 /// blocking, else a helper thread; whatever was read goes into the content cache.
-async fn body_bytes(node: &NodeState, key: &str, meta: &Arc<FileMeta>) -> io::Result<Arc<[u8]>> {
+async fn body_bytes(
+    node: &NodeState,
+    key: &str,
+    meta: &Arc<FileMeta>,
+    hint: Option<wire::TargetHint>,
+) -> io::Result<Arc<[u8]>> {
     let bkey = BodyKey::File(key.to_string());
-    if let Some(b) = node.cached_body(&bkey, |b| b.stamp == Some(meta.stamp)) {
+    if let Some(b) = node.cached_body(&bkey, hint, |b| b.stamp == Some(meta.stamp)) {
         return Ok(b);
     }
     let len = meta.stamp.len as usize;
@@ -166,6 +171,7 @@ async fn body_bytes(node: &NodeState, key: &str, meta: &Arc<FileMeta>) -> io::Re
         }
     };
     let bytes: Arc<[u8]> = data.into();
-    node.store_body(bkey, CachedBody { stamp: Some(meta.stamp), bytes: Arc::clone(&bytes) });
+    let body = CachedBody { stamp: Some(meta.stamp), bytes: Arc::clone(&bytes), target: hint };
+    node.store_body(bkey, body);
     Ok(bytes)
 }

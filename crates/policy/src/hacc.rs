@@ -17,6 +17,11 @@
 //! the gap); and nothing when a single subtree carries the whole gap (moving it would
 //! only move the hot spot: `lard-r` replicates such targets, `hacc` does not).
 //!
+//! With [`crate::PlacementMode::Shared`] (the default) a new subtree goes where every router
+//! would put it ([`crate::home`]: its first candidate on the name ring that holds it or
+//! that LARD would not call overloaded); rebalancing stays each router's own.
+//! [`crate::PlacementMode::PerRouter`] keeps HACC's least loaded node, for comparison.
+//!
 //! A known subtree costs one table lookup and a few counter updates; the O(n) scans run
 //! for new subtrees and once per interval.
 
@@ -91,6 +96,9 @@ impl NodeTraffic {
 
 pub struct Hacc {
     margin: f64,
+    /// LARD's thresholds, for a new subtree's node in shared placement.
+    t_low: f64,
+    t_high: f64,
     interval: Nanos,
     roster: Roster,
     table: TargetTable<Subtree>,
@@ -104,8 +112,10 @@ impl Hacc {
     pub fn from_spec(spec: &PolicySpec) -> Self {
         Hacc {
             margin: spec.hacc_margin,
+            t_low: spec.t_low,
+            t_high: spec.t_high,
             interval: spec.hacc_interval,
-            roster: Roster::default(),
+            roster: Roster::new(spec.placement),
             table: TargetTable::new(spec.table_cap),
             traffic: Vec::new(),
             next_rebalance: 0,
@@ -171,7 +181,7 @@ impl Policy for Hacc {
         let (node, rate) = match self.table.get_mut(tree) {
             Some(subtree) => (subtree.node, subtree.requests.hit(window)),
             None => {
-                let (node, _) = self.roster.least_loaded(view)?;
+                let (node, _) = self.roster.place(tree, view, self.t_low, self.t_high)?;
                 let mut requests = WindowCount::default();
                 let rate = requests.hit(window);
                 self.table.insert(tree, Subtree { node, requests });
@@ -218,12 +228,16 @@ impl Policy for Hacc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::PlacementMode;
     use crate::{ClassId, PolicyKind};
 
     const MS: Nanos = 1_000_000;
 
+    /// HACC's Smart Router (one front-end, least loaded first choices).
     fn hacc(n: usize) -> Hacc {
-        let mut p = Hacc::from_spec(&PolicySpec::new(PolicyKind::Hacc));
+        let spec =
+            PolicySpec { placement: PlacementMode::PerRouter, ..PolicySpec::new(PolicyKind::Hacc) };
+        let mut p = Hacc::from_spec(&spec);
         p.membership(&NodeState::uniform(n), 0);
         p
     }

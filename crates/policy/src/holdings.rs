@@ -18,3 +18,10 @@ pub trait Holdings: Send + Sync + Debug {
     /// filter's false positives), never towards no for what it held when it was made.
     fn holds(&self, key: TargetKey) -> bool;
 }
+
+/// A node's Bloom filter from its load report.
+impl Holdings for wire::TargetDigest {
+    fn holds(&self, key: TargetKey) -> bool {
+        self.contains(key.0)
+    }
+}

@@ -11,6 +11,12 @@
 //!     server[target] ← least loaded node
 //! ```
 //!
+//! "Least loaded node" is LARD's single front-end. With [`crate::PlacementMode::Shared`] (the
+//! default) a new target goes where every router would put it ([`crate::home`]: its first
+//! candidate on the name ring that holds it or has room) and an overloaded one moves to
+//! its next candidate, a holder of a copy first, so many routers keep one placement;
+//! [`crate::PlacementMode::PerRouter`] keeps the paper's rule, for comparison.
+//!
 //! A known target below T_high costs one table lookup; the O(n) scan for the least
 //! loaded node runs only for new targets and for targets on a node above T_high.
 
@@ -31,7 +37,7 @@ impl Lard {
         Lard {
             t_low: spec.t_low,
             t_high: spec.t_high,
-            roster: Roster::default(),
+            roster: Roster::new(spec.placement),
             table: TargetTable::new(spec.table_cap),
             reassignments: 0,
         }
@@ -45,7 +51,7 @@ impl Policy for Lard {
 
     fn pick(&mut self, target: &Target, view: &LoadView, _now: Nanos) -> Option<NodeId> {
         let Some(server) = self.table.get_mut(target.key) else {
-            let (node, _) = self.roster.least_loaded(view)?;
+            let (node, _) = self.roster.place(target.key, view, self.t_low, self.t_high)?;
             self.table.insert(target.key, node);
             return Some(node);
         };
@@ -54,9 +60,16 @@ impl Policy for Lard {
         if load <= self.t_high {
             return Some(*server);
         }
-        let (least, least_load) = self.roster.least_loaded(view)?;
-        if least != *server && overloaded(load, least_load, self.t_low, self.t_high) {
-            *server = least;
+        // Where it would go: the next candidate with room (below T_low), a holder of a
+        // copy first, when placement is shared; the least loaded node per router.
+        let current = *server;
+        let (next, next_load) =
+            match self.roster.spill(target.key, view, self.t_low, |n| n == current) {
+                Some(next) => next,
+                None => self.roster.least_loaded(view)?,
+            };
+        if next != current && overloaded(load, next_load, self.t_low, self.t_high) {
+            *server = next;
             self.reassignments += 1;
         }
         Some(*server)
@@ -86,10 +99,14 @@ impl Policy for Lard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::PlacementMode;
     use crate::PolicyKind;
 
+    /// The paper's LARD (one front-end, least loaded first choices).
     fn lard(n: usize) -> Lard {
-        let mut p = Lard::from_spec(&PolicySpec::new(PolicyKind::Lard));
+        let spec =
+            PolicySpec { placement: PlacementMode::PerRouter, ..PolicySpec::new(PolicyKind::Lard) };
+        let mut p = Lard::from_spec(&spec);
         p.membership(&NodeState::uniform(n), 0);
         p
     }
@@ -179,6 +196,7 @@ mod tests {
     #[test]
     fn the_table_stays_within_its_cap() {
         let mut spec = PolicySpec::new(PolicyKind::Lard);
+        spec.placement = PlacementMode::PerRouter;
         spec.table_cap = 8;
         let mut p = Lard::from_spec(&spec);
         p.membership(&NodeState::uniform(3), 0);

@@ -16,6 +16,11 @@
 //! send to n
 //! ```
 //!
+//! With [`crate::PlacementMode::Shared`] (the default) the first node of a set and each node
+//! added come from the target's candidates on the name ring ([`crate::home`]), a node
+//! that reports holding a copy first, so every router grows the same set;
+//! [`crate::PlacementMode::PerRouter`] keeps the paper's "least loaded node", for comparison.
+//!
 //! The member removed is never the one the request is sent to. Nodes that go down or
 //! leave are taken out of every set at once (a set left empty is dropped).
 
@@ -45,7 +50,7 @@ impl LardR {
             t_low: spec.t_low,
             t_high: spec.t_high,
             shrink_after: spec.shrink_after,
-            roster: Roster::default(),
+            roster: Roster::new(spec.placement),
             table: TargetTable::new(spec.table_cap),
             replications: 0,
         }
@@ -59,20 +64,26 @@ impl Policy for LardR {
 
     fn pick(&mut self, target: &Target, view: &LoadView, now: Nanos) -> Option<NodeId> {
         let Some(set) = self.table.get_mut(target.key) else {
-            let (node, _) = self.roster.least_loaded(view)?;
+            let (node, _) = self.roster.place(target.key, view, self.t_low, self.t_high)?;
             self.table.insert(target.key, Entry { servers: ServerSet::new(node), changed_at: now });
             return Some(node);
         };
         let (mut node, load) = least_of(set.servers.iter(), view)?;
         // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
         if load > self.t_high {
-            let (least, least_load) = self.roster.least_loaded(view)?;
-            if overloaded(load, least_load, self.t_low, self.t_high) && !set.servers.contains(least)
-            {
-                set.servers.insert(least);
+            // The node to add: the next candidate with room (below T_low), a holder of a
+            // copy first, when placement is shared; the least loaded node per router.
+            let members = &set.servers;
+            let (add, add_load) =
+                match self.roster.spill(target.key, view, self.t_low, |n| members.contains(n)) {
+                    Some(next) => next,
+                    None => self.roster.least_loaded(view)?,
+                };
+            if overloaded(load, add_load, self.t_low, self.t_high) && !set.servers.contains(add) {
+                set.servers.insert(add);
                 set.changed_at = now;
                 self.replications += 1;
-                node = least;
+                node = add;
             }
         }
         if set.servers.len() > 1 && now.saturating_sub(set.changed_at) > self.shrink_after {
@@ -117,10 +128,16 @@ impl Policy for LardR {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::PlacementMode;
     use crate::{PolicyKind, SECOND};
 
+    /// The paper's LARD/R (one front-end, least loaded choices).
     fn lard_r(n: usize) -> LardR {
-        let mut p = LardR::from_spec(&PolicySpec::new(PolicyKind::LardR));
+        let spec = PolicySpec {
+            placement: PlacementMode::PerRouter,
+            ..PolicySpec::new(PolicyKind::LardR)
+        };
+        let mut p = LardR::from_spec(&spec);
         p.membership(&NodeState::uniform(n), 0);
         p
     }

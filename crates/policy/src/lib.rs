@@ -18,7 +18,8 @@
 //!   place that makes a policy from one (it knows every policy; none knows it).
 //! - one file per policy: [`rr`], [`wrr`], [`least`], [`hash`], [`bounded`], [`lard`],
 //!   [`lard_r`], [`hacc`], [`class`].
-//! - [`ring`]: the consistent-hash ring shared by [`hash`] and [`bounded`].
+//! - [`ring`]: the consistent-hash ring on node names shared by [`hash`], [`bounded`] and
+//!   [`home`], where a target this router has not placed goes, alike on every router.
 //! - shared by the placement policies: [`roster`] (eligible nodes, least-loaded selection
 //!   with rotating tie-breaks, LARD's overload test) and [`table`] (the target table,
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
@@ -32,6 +33,7 @@ pub mod class;
 pub mod hacc;
 pub mod hash;
 pub mod holdings;
+pub mod home;
 pub mod lard;
 pub mod lard_r;
 pub mod least;
@@ -58,5 +60,5 @@ pub use mapper::{Mapped, MapperConfig, TargetError, TargetMapper};
 pub use nanos::{Nanos, SECOND};
 pub use node::{NodeId, NodeState};
 pub use policy::{Outcome, Policy, PolicyStats};
-pub use spec::{PolicyKind, PolicySpec, SpecError};
+pub use spec::{PlacementMode, PolicyKind, PolicySpec, SpecError};
 pub use target::{ClassId, Target, TargetKey};

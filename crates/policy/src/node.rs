@@ -2,7 +2,7 @@
 
 /// A back-end node, named by its dense index in the router's node list (and in the
 /// [`crate::LoadView`]). Ids are stable while a node stays configured.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
 
 impl NodeId {

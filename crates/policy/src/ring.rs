@@ -10,8 +10,9 @@
 //! Only eligible nodes (up, weight > 0) are on the ring. A target whose node goes down
 //! therefore lands on the next distinct node clockwise, exactly as if the walk skipped the
 //! down node, and every other target stays put: a join or leave moves about 1/n of the
-//! targets. Point positions come from [`mix64`] of (node id, replica), a bijection, so
-//! they never collide and are the same in every router.
+//! targets. Point positions come from [`mix64`] of the node's name hash and the replica
+//! number, so they are the same in every router that knows the node by that name
+//! (positions of distinct points collide with odds of 2⁻⁶⁴; ties go to the lower id).
 
 use crate::stable_hash::mix64;
 use crate::{NodeId, NodeState, TargetKey};
@@ -75,8 +76,9 @@ impl HashRing {
             let count = (u64::from(n.weight) * u64::from(self.config.points_per_weight))
                 .min(u64::from(self.config.max_points_per_node))
                 .max(1);
-            let base = u64::from(n.id.0) << 32;
-            pairs.extend((0..count).map(|r| (mix64((base | r) ^ POINT_SALT), n.id)));
+            // On the node's name, not its id: routers that list the nodes in another
+            // order, or know them by other addresses, build the same ring.
+            pairs.extend((0..count).map(|r| (mix64(n.name ^ mix64(r ^ POINT_SALT)), n.id)));
         }
         pairs.sort_unstable();
         self.points = pairs.iter().map(|&(p, _)| p).collect();

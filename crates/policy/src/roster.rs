@@ -4,8 +4,14 @@
 //! eligible (down, left, weight 0), so a node that comes back starts empty and takes new
 //! targets like any other. [`Roster::update`] says when that is needed, so a caller that
 //! repeats an unchanged node list does not pay a walk over its table.
+//!
+//! It also answers where a target goes that the policy has not placed
+//! ([`Roster::place`]) and where an overloaded one spills ([`Roster::spill`]): alike on
+//! every router ([`PlacementMode::Shared`], by [`crate::home`]) or by this router's own
+//! view of the load ([`PlacementMode::PerRouter`]).
 
-use crate::{LoadView, NodeId, NodeState};
+use crate::home::Homes;
+use crate::{LoadView, NodeId, NodeState, PlacementMode, TargetKey};
 
 /// The eligible nodes.
 #[derive(Clone, Debug, Default)]
@@ -17,9 +23,63 @@ pub struct Roster {
     /// Where the next least-loaded scan starts, so ties rotate over the nodes instead of
     /// piling every new target of a cold cluster onto the first node.
     cursor: usize,
+    mode: PlacementMode,
+    /// The name ring (kept in [`PlacementMode::Shared`] only).
+    homes: Homes,
 }
 
 impl Roster {
+    pub fn new(mode: PlacementMode) -> Roster {
+        Roster { mode, homes: Homes::new(), ..Roster::default() }
+    }
+
+    pub fn mode(&self) -> PlacementMode {
+        self.mode
+    }
+
+    /// Where a target this policy has not placed goes: in [`PlacementMode::Shared`] its
+    /// first candidate that holds it, or else that LARD would not call overloaded against
+    /// the least loaded node ([`Homes::choose`]); per router, the least loaded node.
+    ///
+    /// Shared placement tests a candidate with LARD's own overload rule, not a plain bound:
+    /// routers see loads at different moments, and a bound that the cluster's ordinary
+    /// load crosses now and then would send one new target to different nodes from
+    /// different routers. LARD's rule fires only on real imbalance (a node below T_low)
+    /// or real overload (2·T_high).
+    pub fn place(
+        &mut self,
+        key: TargetKey,
+        view: &LoadView,
+        t_low: f64,
+        t_high: f64,
+    ) -> Option<(NodeId, f64)> {
+        match self.mode {
+            PlacementMode::Shared => {
+                let (_, least) = least_of(self.eligible.iter().copied(), view)?;
+                let room = |load: f64| !overloaded(load, least, t_low, t_high);
+                self.homes.choose(key, view, room, |_| false)
+            }
+            PlacementMode::PerRouter => self.least_loaded(view),
+        }
+    }
+
+    /// Where load of an overloaded target goes, never to a node `skip` names: in
+    /// [`PlacementMode::Shared`] the first candidate below `t_low`, one that already holds
+    /// a copy before a new one; `None` per router, where the caller takes the least loaded
+    /// node as LARD does.
+    pub fn spill(
+        &self,
+        key: TargetKey,
+        view: &LoadView,
+        t_low: f64,
+        skip: impl Fn(NodeId) -> bool,
+    ) -> Option<(NodeId, f64)> {
+        match self.mode {
+            PlacementMode::Shared => self.homes.choose(key, view, |load| load < t_low, skip),
+            PlacementMode::PerRouter => None,
+        }
+    }
+
     /// Take the current node list. Returns true when some node stopped being eligible,
     /// i.e. when placements on it must be dropped.
     pub fn update(&mut self, nodes: &[NodeState]) -> bool {
@@ -29,6 +89,9 @@ impl Roster {
             live[n.id.index()] = true;
         }
         let lost = self.live.iter().zip(&live).any(|(was, is)| *was && !*is);
+        if self.mode == PlacementMode::Shared {
+            self.homes.rebuild(nodes);
+        }
         self.live = live;
         self.eligible = (0..len).filter(|&i| self.live[i]).map(|i| NodeId(i as u32)).collect();
         lost

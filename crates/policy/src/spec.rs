@@ -63,6 +63,47 @@ impl FromStr for PolicyKind {
     }
 }
 
+/// How the placement policies (`lard`, `lard-r`, `hacc`) choose a node for a target this
+/// router has not placed, and where an overloaded target spills.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PlacementMode {
+    /// Alike on every router: the target's candidates in hash order on the nodes' names,
+    /// a node that reports holding it first, none above T_high
+    /// ([`crate::home`]). Many routers in front of one set of nodes keep one placement.
+    #[default]
+    Shared,
+    /// Each router on its own: the least loaded node now (the papers' single front-end).
+    /// Several routers then place one target on different nodes.
+    PerRouter,
+}
+
+impl PlacementMode {
+    pub const ALL: [PlacementMode; 2] = [PlacementMode::Shared, PlacementMode::PerRouter];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PlacementMode::Shared => "shared",
+            PlacementMode::PerRouter => "per-router",
+        }
+    }
+}
+
+impl std::fmt::Display for PlacementMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PlacementMode {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        PlacementMode::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| SpecError::UnknownPlacement(s.to_string()))
+    }
+}
+
 /// A pool of nodes serving one content class (policy `class`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClassPool {
@@ -94,6 +135,8 @@ pub struct PolicySpec {
     pub hacc_interval: Nanos,
     /// `class`: one pool per class; classes without a pool use every node not in a pool.
     pub classes: Vec<ClassPool>,
+    /// `lard`, `lard-r`, `hacc`: placement shared by every router, or each router's own.
+    pub placement: PlacementMode,
 }
 
 impl PolicySpec {
@@ -108,6 +151,7 @@ impl PolicySpec {
             hacc_margin: 20.0,
             hacc_interval: SECOND / 5,
             classes: Vec::new(),
+            placement: PlacementMode::Shared,
         }
     }
 
@@ -151,6 +195,8 @@ pub enum SpecError {
         "unknown policy `{0}` (known: rr, wrr, least, hash, bounded, lard, lard-r, hacc, class)"
     )]
     UnknownPolicy(String),
+    #[error("unknown placement `{0}` (known: shared, per-router)")]
+    UnknownPlacement(String),
     #[error("invalid policy parameters: {0}")]
     Invalid(String),
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http1::Status;
 use policy::NodeId;
@@ -13,7 +13,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::buf::IoBuf;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Placement};
 use crate::head;
 
 /// An admin request must arrive within this long.
@@ -96,6 +96,7 @@ pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
         let hot = cluster.hot();
         (hot.top(usize::MAX), hot.len())
     };
+    let now = Instant::now();
     let p = cluster.placement();
     let policy_stats = p.policy.stats();
     let nodes: Vec<_> = p
@@ -124,6 +125,9 @@ pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
                 "latency_us": n.stats.latency_us(),
                 "idle_connections": upstreams.get(i).map_or(0, |u| u.idle_count()),
                 "assigned_hot_targets": assigned,
+                "report_age_ms": n.reported_at.map(|at| now.saturating_duration_since(at).as_millis() as u64),
+                "holdings_version": n.holdings.map(|(version, _)| version),
+                "holdings_keys": n.holdings.map(|(_, keys)| keys),
             })
         })
         .collect();
@@ -135,13 +139,34 @@ pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
             "replications": policy_stats.replications,
             "evictions": policy_stats.evictions,
         },
+        "placement": placement(cluster, &p, now),
         "hot_targets_tracked": hot_tracked,
         "nodes": nodes,
     })
 }
 
+/// How this router places targets, and how often its recent picks fell on a node that
+/// holds the target by the nodes' own reports.
+fn placement(cluster: &Cluster, p: &Placement, now: Instant) -> serde_json::Value {
+    let (picks, share) = p.agreement.share(cluster.clock(now));
+    let reporting = p.nodes.iter().filter(|n| n.configured && n.holdings.is_some()).count();
+    let basis = if reporting > 0 {
+        "node reports of their holdings, then hashing on node names"
+    } else {
+        "hashing on node names and this router's own table (no node reports its holdings)"
+    };
+    json!({
+        "mode": p.spec.placement.name(),
+        "basis": basis,
+        "nodes_reporting_holdings": reporting,
+        "recent_picks_of_reporting_nodes": picks,
+        "recent_picks_on_holders": share,
+    })
+}
+
 /// The same figures in Prometheus text format.
 pub(crate) fn metrics(cluster: &Cluster) -> String {
+    let now = Instant::now();
     let p = cluster.placement();
     let mut s = String::new();
     let per_node: [(&str, &str, &str); 6] = [
@@ -166,6 +191,20 @@ pub(crate) fn metrics(cluster: &Cluster) -> String {
             };
             let _ = writeln!(s, "{name}{{node=\"{}\"}} {value}", n.name);
         }
+    }
+    let name = "larder_route_report_age_seconds";
+    let help = "Time since the node's last load report.";
+    let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} gauge");
+    for n in p.nodes.iter().filter(|n| n.configured) {
+        if let Some(at) = n.reported_at {
+            let age = now.saturating_duration_since(at).as_secs_f64();
+            let _ = writeln!(s, "{name}{{node=\"{}\"}} {age}", n.name);
+        }
+    }
+    if let (_, Some(share)) = p.agreement.share(cluster.clock(now)) {
+        let name = "larder_route_picks_on_holders_ratio";
+        let help = "Share of recent picks that went to a node holding the target by its report.";
+        let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {share}");
     }
     let st = p.policy.stats();
     for (name, value) in [

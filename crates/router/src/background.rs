@@ -56,6 +56,9 @@ async fn health_checks(cluster: Arc<Cluster>) {
     }
 }
 
+/// Holdings of a node whose reports stopped this many poll intervals ago are forgotten.
+const STALE_REPORTS: u32 = 5;
+
 /// HACC's poll of each node's own load report: every node marked `load_report`, every
 /// `load.poll_ms`. Nodes that offer `/.larder/load` (larder's own node does; nginx does
 /// not) answer with their CPU and disk utilisation; the load view folds them, with the
@@ -67,14 +70,15 @@ async fn load_monitor(cluster: Arc<Cluster>) {
         let interval = ms(load.poll_ms);
         let targets: Vec<(NodeId, SocketAddr)> = cluster.probe_targets(|n| n.load_report);
         let started = tokio::time::Instant::now();
+        cluster.forget_stale_reports(Instant::now(), STALE_REPORTS * interval);
         for (node, addr) in targets {
             let cluster = cluster.clone();
             let path = load.path.clone();
             let full = load.disk_full_mb_per_sec * 1e6;
             tokio::spawn(async move {
                 if let Ok((200, body)) = probe::get(addr, &path, interval).await {
-                    if let Some((cpu, disk)) = parse_report(&body, full) {
-                        cluster.report_load(node, cpu, disk);
+                    if let Some(report) = parse_report(&body, full) {
+                        cluster.report_load(node, report, Instant::now());
                     }
                 }
             });

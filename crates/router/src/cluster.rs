@@ -22,11 +22,13 @@ use policy::{
     LoadView, Nanos, NodeId, NodeState, Outcome, Policy, PolicySpec, Target, TargetMapper,
 };
 
+use crate::agreement::Agreement;
 use crate::config::{NodeConfig, RouterConfig};
 use crate::error::RouterError;
 use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
 use crate::log::event;
+use crate::monitor::NodeReport;
 use crate::stats::NodeStats;
 use crate::upstream::Upstream;
 
@@ -67,6 +69,10 @@ pub(crate) struct NodeStatus {
     pub load_report: bool,
     pub health: Health,
     pub stats: NodeStats,
+    /// When the node's last load report arrived.
+    pub reported_at: Option<Instant>,
+    /// Version and keys of the holdings digest folded into the view, if the node sends one.
+    pub holdings: Option<(u64, u64)>,
 }
 
 impl NodeStatus {
@@ -79,6 +85,8 @@ impl NodeStatus {
             load_report: n.load_report,
             health: Health::default(),
             stats: NodeStats::default(),
+            reported_at: None,
+            holdings: None,
         }
     }
 }
@@ -89,6 +97,8 @@ pub(crate) struct Placement {
     pub spec: PolicySpec,
     pub view: LoadView,
     pub nodes: Vec<NodeStatus>,
+    /// How many recent picks fell on a node that reports holding the target.
+    pub agreement: Agreement,
 }
 
 /// Where a request goes.
@@ -96,6 +106,8 @@ pub(crate) struct Dispatch {
     pub node: NodeId,
     pub name: Arc<str>,
     pub upstream: Arc<Upstream>,
+    /// Told to the node (`X-Larder-Target`), so its holdings digest names the target.
+    pub hint: wire::TargetHint,
 }
 
 pub(crate) struct Cluster {
@@ -118,6 +130,7 @@ impl Cluster {
             spec,
             view: LoadView::with_weights(config.nodes.len(), config.load.weights()),
             nodes: config.nodes.iter().map(NodeStatus::new).collect(),
+            agreement: Agreement::default(),
         };
         let hot = HotTargets::new(config.limits.hot_targets);
         let settings = Settings::new(config)?;
@@ -183,12 +196,17 @@ impl Cluster {
                 None => return None,
             };
             p.view.started(node);
+            let holds = p.view.holds(node, target.key);
+            p.agreement.record(holds, now);
             let status = &mut p.nodes[node.index()];
             status.stats.dispatched(exclude.is_some());
             (node, status.name.clone())
         };
         match self.upstream(node) {
-            Some(upstream) => Some(Dispatch { node, name, upstream }),
+            Some(upstream) => {
+                let hint = wire::TargetHint { key: target.key.0, tree: target.tree.0 };
+                Some(Dispatch { node, name, upstream, hint })
+            }
             None => {
                 self.finish(node, target, Outcome::Failed, None, at);
                 None
@@ -293,9 +311,41 @@ impl Cluster {
         p.policy.membership(&states, self.nanos_at(now));
     }
 
-    /// Fold a node's own load report into the view.
-    pub(crate) fn report_load(&self, node: NodeId, cpu_pct: f64, disk_pct: f64) {
-        self.placement().view.report(node, cpu_pct, disk_pct);
+    /// Fold a node's own load report, received at `at`, into the view. A digest of the
+    /// version already folded is not decoded again.
+    pub(crate) fn report_load(&self, node: NodeId, report: NodeReport, at: Instant) {
+        let mut guard = self.placement();
+        let p = &mut *guard;
+        p.view.report(node, report.cpu_pct, report.disk_pct);
+        let Some(status) = p.nodes.get_mut(node.index()) else { return };
+        status.reported_at = Some(at);
+        let seen = report.holdings.as_ref().map(|d| (d.version, d.entries));
+        if seen != status.holdings {
+            status.holdings = seen;
+            let holdings = report.holdings.map(|d| Arc::new(d) as Arc<dyn policy::Holdings>);
+            p.view.set_holdings(node, holdings);
+        }
+    }
+
+    /// Drop the holdings of nodes whose last report is older than `max_age` at `now`: a
+    /// node that stopped reporting may have lost its cache, and stale digests would pull
+    /// targets to it.
+    pub(crate) fn forget_stale_reports(&self, now: Instant, max_age: Duration) {
+        let mut guard = self.placement();
+        let p = &mut *guard;
+        for (i, status) in p.nodes.iter_mut().enumerate() {
+            let stale =
+                status.reported_at.is_none_or(|at| now.saturating_duration_since(at) > max_age);
+            if stale && status.holdings.is_some() {
+                status.holdings = None;
+                p.view.set_holdings(NodeId(i as u32), None);
+            }
+        }
+    }
+
+    /// Nanoseconds on the policy's clock at `at` (for the admin's windows).
+    pub(crate) fn clock(&self, at: Instant) -> Nanos {
+        self.nanos_at(at)
     }
 
     /// The configured nodes `wanted` selects, with their addresses (for background probes).

@@ -115,6 +115,10 @@ pub struct PolicyConfig {
     pub shrink_after_ms: u64,
     pub hacc_margin: f64,
     pub classes: Vec<ClassPoolConfig>,
+    /// `lard`, `lard-r`, `hacc`: `shared` (every router places a target alike, from the
+    /// nodes' names and their reports of what they hold) or `per-router` (each router's
+    /// own table, least loaded first: the papers' single front-end).
+    pub placement: String,
 }
 
 impl Default for PolicyConfig {
@@ -129,6 +133,7 @@ impl Default for PolicyConfig {
             shrink_after_ms: spec.shrink_after / (SECOND / 1000),
             hacc_margin: spec.hacc_margin,
             classes: Vec::new(),
+            placement: spec.placement.name().to_string(),
         }
     }
 }
@@ -405,6 +410,7 @@ impl RouterConfig {
         spec.table_cap = p.table_cap;
         spec.shrink_after = p.shrink_after_ms.saturating_mul(SECOND / 1000);
         spec.hacc_margin = p.hacc_margin;
+        spec.placement = p.placement.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
         for pool in &p.classes {
             let inner = pool.inner.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
             let nodes =

@@ -114,8 +114,8 @@ impl Request {
 
 /// Whether a received field is forwarded as it is: not hop-by-hop (RFC 9110 §7.6.1, and
 /// every field `Connection` names: meaningful for one connection only), and not one the
-/// router writes itself (`Via`, `X-Larder-Node`, `X-Larder-Router`, `Content-Length`,
-/// `X-Forwarded-For`).
+/// router writes itself (`Via`, `X-Larder-Node`, `X-Larder-Router`, `X-Larder-Target`,
+/// `Content-Length`, `X-Forwarded-For`).
 /// Dispatched on length first: this runs for every field of every request and response.
 fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
     let is = |h: &str| name.eq_ignore_ascii_case(h);
@@ -126,7 +126,7 @@ fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
         10 => is("connection") || is("keep-alive"),
         13 => is("x-larder-node"),
         14 => is("content-length"),
-        15 => is("x-forwarded-for") || is("x-larder-router"),
+        15 => is("x-forwarded-for") || is("x-larder-router") || is("x-larder-target"),
         16 => is("proxy-connection"),
         17 => is("transfer-encoding"),
         18 => is("proxy-authenticate"),

@@ -34,6 +34,7 @@
 
 mod access_log;
 mod admin;
+mod agreement;
 mod background;
 mod body;
 mod buf;

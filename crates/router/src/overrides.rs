@@ -14,6 +14,8 @@ pub struct Overrides {
     /// Replaces the file's nodes when not empty.
     pub nodes: Vec<SocketAddr>,
     pub policy: Option<String>,
+    /// `shared` or `per-router` placement for lard, lard-r and hacc.
+    pub placement: Option<String>,
     pub threads: Option<usize>,
     /// The admin listener; `""` disables it.
     pub admin: Option<String>,
@@ -45,6 +47,7 @@ impl Overrides {
             c.nodes = self.nodes.iter().map(|a| NodeConfig::new(*a)).collect();
         }
         set(&mut c.policy.kind, &self.policy);
+        set(&mut c.policy.placement, &self.placement);
         if let Some(t) = self.threads {
             c.threads = t;
         }

@@ -304,11 +304,23 @@ impl<'w> Simulator<'w> {
         let mut open_at: Option<u64> = None;
         let mut close_at: Option<u64> = None;
         let mut measured = 0u64;
+        // Nodes report their holdings every report period, for shared placement.
+        let publish_every = match config.report_delay_ns {
+            0 => crate::DEFAULT_REPORT_DELAY_NS,
+            d => d,
+        };
+        let mut next_publish = if reads_holdings(&config.policy) { 0 } else { u64::MAX };
 
         loop {
             while in_flight < limit && next < total {
                 let index = next;
                 next += 1;
+                if now >= next_publish {
+                    let caches = nodes.iter().map(|n| &*n.cache);
+                    let version = now / publish_every;
+                    front_ends.publish_holdings(crate::holdings::digests(caches, targets, version));
+                    next_publish = (now / publish_every + 1) * publish_every;
+                }
                 let request = w.requests[index as usize];
                 let target = request.target;
                 let (router, node) =
@@ -507,4 +519,14 @@ fn ratio(part: u64, whole: u64) -> f64 {
     } else {
         part as f64 / whole as f64
     }
+}
+
+/// Whether the policy places targets from the nodes' reports of what they hold.
+fn reads_holdings(spec: &policy::PolicySpec) -> bool {
+    use policy::{PlacementMode, PolicyKind};
+    let placing = matches!(
+        spec.kind,
+        PolicyKind::Lard | PolicyKind::LardR | PolicyKind::Hacc | PolicyKind::Class
+    );
+    placing && spec.placement == PlacementMode::Shared
 }

@@ -11,13 +11,18 @@
 //! refresh in lockstep; a poll due is taken at the router's next pick, when the report is
 //! read in one copy of the nodes' counts (O(nodes) once per period, O(1) per request).
 //!
+//! Nodes also report what they hold (a digest of their caches' targets, as larder's
+//! node does in its load report), every `report_delay` (200 ms when it is 0); a
+//! front-end sees a digest from its last poll.
+//!
 //! With one front-end, or no delay, every front-end's view is the exact count of
 //! requests in flight per node, and all of them read one shared view: one front-end
 //! runs exactly as the single front-end of the LARD paper's model.
 
 use std::num::NonZeroU64;
+use std::sync::Arc;
 
-use policy::{LoadView, NodeId, NodeState, Outcome, Policy, PolicyStats, Target};
+use policy::{Holdings, LoadView, NodeId, NodeState, Outcome, Policy, PolicyStats, Target};
 
 use crate::spread::Spreader;
 use crate::{SimConfig, SimError, Spread};
@@ -118,6 +123,15 @@ impl FrontEnds {
             fe.view.finished(node);
         }
         fe.policy.done(node, target, Outcome::Ok, now);
+    }
+
+    /// Nodes publish what they hold (`digests[i]` for node i); each front-end sees it at
+    /// its next poll, as it sees the load.
+    pub(crate) fn publish_holdings(&mut self, digests: Vec<Option<wire::TargetDigest>>) {
+        for (i, digest) in digests.into_iter().enumerate() {
+            let holdings = digest.map(|d| Arc::new(d) as Arc<dyn Holdings>);
+            self.nodes.set_holdings(NodeId(i as u32), holdings);
+        }
     }
 
     /// The policies' counters summed over the front-ends (each keeps its own table).

@@ -34,6 +34,7 @@ mod engine;
 mod error;
 mod event_queue;
 mod front_ends;
+mod holdings;
 mod ideal;
 mod model;
 mod node_range;

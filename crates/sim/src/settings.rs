@@ -96,6 +96,7 @@ pub struct PolicyOverrides {
     pub table_cap: Option<usize>,
     pub shrink_after_secs: Option<f64>,
     pub hacc_margin: Option<f64>,
+    pub placement: Option<policy::PlacementMode>,
 }
 
 impl PolicyOverrides {
@@ -119,6 +120,7 @@ impl PolicyOverrides {
         let secs = self.shrink_after_secs;
         spec.shrink_after = scaled("shrink-after-secs", secs, SECOND as f64, spec.shrink_after)?;
         spec.hacc_margin = self.hacc_margin.unwrap_or(spec.hacc_margin);
+        spec.placement = self.placement.unwrap_or(spec.placement);
         spec.validate()?;
         Ok(spec)
     }

@@ -14,6 +14,10 @@
 //!   router and the synthetic log writer.
 //! - [`clf_time`]: the CLF timestamp `29/Aug/1995:23:53:25 -0400`, written and parsed.
 //! - [`percent`]: hex digits and `%XX` escapes, decoded and written.
+//! - [`target_hint`]: [`TargetHint`], the `X-Larder-Target` field a router adds to each
+//!   request it sends, so a node knows which target (and subtree) a body belongs to.
+//! - [`target_digest`]: [`TargetDigest`], the Bloom filter of those targets a node's load
+//!   report carries, so every router sees the same holders of a target.
 //! - [`civil`]: calendar arithmetic (days ⇄ year, month, day), shared by HTTP dates and
 //!   log timestamps.
 
@@ -26,7 +30,11 @@ pub mod event;
 pub mod load_report;
 pub mod percent;
 pub mod ready;
+pub mod target_digest;
+pub mod target_hint;
 
 pub use civil::CivilTime;
 pub use load_report::{LoadReport, LOAD_REPORT_PATH};
 pub use ready::{NodeReady, RouterReady};
+pub use target_digest::TargetDigest;
+pub use target_hint::{TargetHint, TARGET_HINT_HEADER};

@@ -36,6 +36,10 @@ pub struct LoadReport {
     /// Disk utilisation in percent, as other servers may report it (larder's node does not).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk_pct: Option<f64>,
+    /// What the node's cache holds, by the targets routers named
+    /// ([`crate::TargetHint`]); absent from servers that do not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holdings: Option<crate::TargetDigest>,
 }
 
 /// Rates are estimates: two decimals are all the precision they have. A non-finite

@@ -31,11 +31,17 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Front-ends, comma separated: larder route policies (rr, wrr, least, hash, bounded,
-    /// lard, lard-r, hacc, class), haproxy, nginx [default: wrr,least,hash,bounded,lard,
-    /// lard-r,hacc,haproxy,nginx; classes: rr,class]. An anchor that is not installed is
-    /// skipped with a warning.
+    /// lard, lard-r, hacc, class; lard, lard-r and hacc place targets alike on every
+    /// router, and POLICY/per-router keeps each router's own table instead), haproxy,
+    /// nginx [default: wrr,least,hash,bounded,lard,lard-r,hacc,haproxy,nginx; classes:
+    /// rr,class]. An anchor that is not installed is skipped with a warning.
     #[arg(long, value_delimiter = ',')]
     systems: Vec<System>,
+    /// Run every front-end as this many instances on one address (SO_REUSEPORT, the
+    /// kernel spreading connections over them), comma separated for several runs
+    /// (1..=16; e.g. 1,2,4).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    routers: Vec<u8>,
     /// Each node's cache in MiB, comma separated (one node per entry).
     #[arg(long, value_delimiter = ',', default_value = "16,16,8,8")]
     cache_mb: Vec<u64>,
@@ -146,6 +152,7 @@ impl Args {
             workloads: self.workloads,
             trace: self.trace,
             systems: self.systems,
+            routers: self.routers,
             cache_mb: self.cache_mb,
             pin: self.pin,
             pin_front: self.pin_front,

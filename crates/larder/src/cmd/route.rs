@@ -30,6 +30,12 @@ pub struct Args {
     /// Distribution policy [default: rr].
     #[arg(long)]
     policy: Option<String>,
+    /// How lard, lard-r and hacc place a target this router has not placed: "shared"
+    /// (alike on every router: candidates hashed on node names, a node that reports
+    /// holding the target first) or "per-router" (the least loaded node now; several
+    /// routers then disagree) [default: shared].
+    #[arg(long, value_name = "MODE")]
+    placement: Option<String>,
     /// Worker threads [default: one per core].
     #[arg(long)]
     threads: Option<usize>,
@@ -60,6 +66,7 @@ impl Args {
             listen: self.listen,
             nodes: self.nodes.clone(),
             policy: self.policy.clone(),
+            placement: self.placement.clone(),
             threads: self.threads,
             admin: self.admin.clone(),
             node_header: self.node_header,

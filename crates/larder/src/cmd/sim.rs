@@ -110,6 +110,11 @@ pub struct Args {
     /// `hacc`: offload when a node's load exceeds the least loaded by more than this [default: 20].
     #[arg(long, value_name = "LOAD")]
     pub hacc_margin: Option<f64>,
+    /// lard, lard-r, hacc: "shared" placement (alike on every front-end, from node names
+    /// and the nodes' reports of what they hold) or "per-router" (each front-end's own
+    /// least loaded choice) [default: shared].
+    #[arg(long, value_name = "MODE")]
+    pub placement: Option<policy::PlacementMode>,
 
     /// CPU per connection set-up, µs [default: 145].
     #[arg(long, value_name = "US")]
@@ -208,6 +213,7 @@ impl Args {
             table_cap: self.table_cap,
             shrink_after_secs: self.shrink_after_secs,
             hacc_margin: self.hacc_margin,
+            placement: self.placement,
         }
     }
 

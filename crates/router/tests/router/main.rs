@@ -4,6 +4,7 @@
 mod admin;
 mod dispatch;
 mod failover;
+mod one_placement;
 mod placement;
 mod slow_headers;
 mod smuggling;

@@ -1,0 +1,53 @@
+//! What each simulated node reports it holds: the digest larder's node puts in its load
+//! report ([`wire::TargetDigest`]), built from the node's cache every report period, so
+//! shared placement sees the same kind of summary (false positives included) as on real
+//! processes.
+
+use cache::ByteCache;
+use policy::Target;
+use wire::TargetDigest;
+
+/// One digest per node: the keys (and subtrees) of the targets its cache holds; `None`
+/// for an empty cache. `targets[i]` is the target the cache knows as `i`.
+pub(crate) fn digests<'a>(
+    caches: impl Iterator<Item = &'a dyn ByteCache<u32, ()>>,
+    targets: &[Target],
+    version: u64,
+) -> Vec<Option<TargetDigest>> {
+    caches
+        .map(|cache| {
+            if cache.is_empty() {
+                return None;
+            }
+            let mut d = TargetDigest::with_capacity(2 * cache.len() as u64, version);
+            cache.for_each_key(&mut |&i| {
+                let t = &targets[i as usize];
+                d.insert(t.key.0);
+                if t.tree != t.key {
+                    d.insert(t.tree.0);
+                }
+            });
+            Some(d)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cache::Lru;
+
+    #[test]
+    fn a_digest_per_node_of_what_its_cache_holds() {
+        let targets: Vec<Target> = (0..4).map(|k| Target::from_key(100 + k)).collect();
+        let mut a: Lru<u32, ()> = Lru::new(10);
+        a.insert(1, (), 1);
+        a.insert(3, (), 1);
+        let b: Lru<u32, ()> = Lru::new(10);
+        let caches: [&dyn ByteCache<u32, ()>; 2] = [&a, &b];
+        let d = digests(caches.into_iter(), &targets, 5);
+        let first = d[0].as_ref().unwrap();
+        assert!(first.contains(101) && first.contains(103) && !first.contains(100));
+        assert_eq!((first.version, d[1].is_none()), (5, true));
+    }
+}
