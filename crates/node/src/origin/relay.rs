@@ -1,0 +1,60 @@
+//! A response too large for the cache (or not cacheable at all) relayed from the origin
+//! to one client as it arrives: one piece in memory at a time, each write bounded by the
+//! send timeout, re-chunked when the origin did not say how long the body is.
+
+use super::body::OriginBody;
+use http1::chunked::{encode_chunk_head, CHUNK_END, LAST_CHUNK};
+use std::io;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::time::timeout;
+
+/// A body to send after the head: bytes already read, then the rest from the origin.
+#[derive(Debug)]
+pub struct Relay {
+    pub prefix: Vec<u8>,
+    pub body: OriginBody,
+    /// Send with the chunked coding (the length is unknown and the client speaks 1.1).
+    pub chunked: bool,
+}
+
+impl Relay {
+    /// Copy the body to `stream`; the body bytes sent. An origin failure mid-way is an
+    /// error: the client connection must close, as the response cannot be completed.
+    pub async fn send(mut self, stream: &mut TcpStream, send_timeout: Duration) -> io::Result<u64> {
+        let mut sent = 0u64;
+        let mut piece = std::mem::take(&mut self.prefix);
+        let mut framed = Vec::new();
+        loop {
+            if !piece.is_empty() {
+                let data = if self.chunked {
+                    framed.clear();
+                    encode_chunk_head(piece.len(), &mut framed);
+                    framed.extend_from_slice(&piece);
+                    framed.extend_from_slice(CHUNK_END);
+                    &framed
+                } else {
+                    &piece
+                };
+                write(stream, data, send_timeout).await?;
+                sent += piece.len() as u64;
+            }
+            match self.body.next().await {
+                Ok(Some(p)) => piece = p,
+                Ok(None) => break,
+                Err(e) => return Err(io::Error::other(e.to_string())),
+            }
+        }
+        if self.chunked {
+            write(stream, LAST_CHUNK, send_timeout).await?;
+        }
+        Ok(sent)
+    }
+}
+
+async fn write(stream: &mut TcpStream, data: &[u8], limit: Duration) -> io::Result<()> {
+    timeout(limit, stream.write_all(data))
+        .await
+        .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))?
+}
