@@ -6,7 +6,7 @@ mod common;
 
 use common::{pattern, Client, TestNode, WAIT};
 use node::origin::{OriginConfig, OriginUrl};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use testkit::{Response, Route, TestOrigin};
@@ -283,6 +283,56 @@ fn hundred_concurrent_misses_cause_one_origin_request() {
     }
     assert_eq!(origin.hits("/cold"), 1);
     assert_eq!(load(addr)["origin_fetches"].as_u64(), Some(1));
+}
+
+/// A GET on a raw connection, read until the head and `n` body bytes are in: what a
+/// client has received while the origin is still sending.
+fn start_get(addr: SocketAddr, path: &str, n: usize) -> (std::net::TcpStream, Vec<u8>, usize) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes()).unwrap();
+    let mut got = Vec::new();
+    loop {
+        if let Some((_, head)) = Response::parse_head(&got).unwrap() {
+            if got.len() >= head + n {
+                return (s, got, head);
+            }
+        }
+        let mut chunk = [0u8; 16 * 1024];
+        let k = s.read(&mut chunk).expect("read timed out");
+        assert!(k > 0, "closed early");
+        got.extend_from_slice(&chunk[..k]);
+    }
+}
+
+#[test]
+fn a_filling_body_streams_to_every_waiting_client() {
+    let origin = TestOrigin::start();
+    let body = pattern(50_000, 4);
+    let route = Route::ok(&[("Cache-Control", "max-age=600")], &body).pause_at(10_000);
+    origin.set("/growing", route);
+    origin.hold();
+    let node = caching_node(&[origin.url()], |_| {});
+    // Both clients have the head and the first 10,000 bytes while the origin still holds
+    // the rest: the body streams to the first and to the one that came after it.
+    let (mut first, mut got1, head1) = start_get(node.addr, "/growing", 10_000);
+    let (mut second, mut got2, head2) = start_get(node.addr, "/growing", 10_000);
+    assert_eq!(origin.hits("/growing"), 1);
+    origin.release();
+    for (s, got, head) in [(&mut first, &mut got1, head1), (&mut second, &mut got2, head2)] {
+        while got.len() < head + body.len() {
+            let mut chunk = [0u8; 16 * 1024];
+            let k = s.read(&mut chunk).expect("read timed out");
+            assert!(k > 0, "closed inside the body");
+            got.extend_from_slice(&chunk[..k]);
+        }
+        let (r, _) = Response::parse_head(got).unwrap().unwrap();
+        assert_eq!((r.status, cache_status(&r)), (200, "MISS"));
+        assert!(got[head..] == body[..], "streamed body differs");
+    }
+    let hit = node.client().get("/growing");
+    assert_eq!((cache_status(&hit), hit.body == body), ("HIT", true));
+    assert_eq!(origin.hits("/growing"), 1);
 }
 
 #[test]

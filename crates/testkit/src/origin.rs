@@ -23,6 +23,8 @@ pub enum Route {
         fields: Vec<(String, String)>,
         body: Vec<u8>,
         chunked: bool,
+        /// Send the head and this many body bytes, then wait for the release before the rest.
+        pause_at: Option<usize>,
     },
     /// Read the request, never answer (until the origin stops).
     Silent,
@@ -34,14 +36,14 @@ impl Route {
     /// A 200 with these fields and body, framed by Content-Length.
     pub fn ok(fields: &[(&str, &str)], body: &[u8]) -> Route {
         let fields = fields.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
-        Route::Respond { status: 200, fields, body: body.to_vec(), chunked: false }
+        Route::Respond { status: 200, fields, body: body.to_vec(), chunked: false, pause_at: None }
     }
 
     /// The same with another status.
     pub fn status(self, code: u16) -> Route {
         match self {
-            Route::Respond { fields, body, chunked, .. } => {
-                Route::Respond { status: code, fields, body, chunked }
+            Route::Respond { fields, body, chunked, pause_at, .. } => {
+                Route::Respond { status: code, fields, body, chunked, pause_at }
             }
             other => other,
         }
@@ -50,8 +52,19 @@ impl Route {
     /// The same framed with the chunked coding.
     pub fn chunked(self) -> Route {
         match self {
-            Route::Respond { status, fields, body, .. } => {
-                Route::Respond { status, fields, body, chunked: true }
+            Route::Respond { status, fields, body, pause_at, .. } => {
+                Route::Respond { status, fields, body, chunked: true, pause_at }
+            }
+            other => other,
+        }
+    }
+
+    /// The same, sending the head and `n` body bytes at once and the rest only once the
+    /// origin is released ([`TestOrigin::hold`] applies mid-body instead of before the head).
+    pub fn pause_at(self, n: usize) -> Route {
+        match self {
+            Route::Respond { status, fields, body, chunked, .. } => {
+                Route::Respond { status, fields, body, chunked, pause_at: Some(n) }
             }
             other => other,
         }
@@ -178,11 +191,12 @@ fn serve(s: &Shared, mut conn: TcpStream) {
             let mut st = s.state.lock().unwrap();
             *st.hits.entry(path.clone()).or_default() += 1;
             st.last.insert(path.clone(), fields.clone());
-            let deadline = Instant::now() + LIMIT;
-            while st.held && !s.stop.load(Ordering::SeqCst) && Instant::now() < deadline {
-                st = s.changed.wait_timeout(st, LIMIT).unwrap().0;
+            let route = st.routes.get(&path).cloned();
+            if !matches!(route, Some(Route::Respond { pause_at: Some(_), .. })) {
+                st = wait_for_release(s, st);
             }
-            st.routes.get(&path).cloned()
+            drop(st);
+            route
         };
         let answer = match route {
             None => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
@@ -192,14 +206,36 @@ fn serve(s: &Shared, mut conn: TcpStream) {
                 let _ = s.changed.wait_timeout_while(st, LIMIT, |_| !s.stop.load(Ordering::SeqCst));
                 return;
             }
-            Some(Route::Respond { status, fields: rf, body, chunked }) => {
-                render(status, &rf, &body, chunked, &fields)
+            Some(Route::Respond { status, fields: rf, body, chunked, pause_at }) => {
+                let answer = render(status, &rf, &body, chunked, &fields);
+                if let Some(n) = pause_at {
+                    let at = (answer.len() - body.len() + n).min(answer.len());
+                    if conn.write_all(&answer[..at]).is_err() {
+                        return;
+                    }
+                    drop(wait_for_release(s, s.state.lock().unwrap()));
+                    answer[at..].to_vec()
+                } else {
+                    answer
+                }
             }
         };
         if conn.write_all(&answer).is_err() {
             return;
         }
     }
+}
+
+/// Wait (bounded) while answers are held.
+fn wait_for_release<'a>(
+    s: &'a Shared,
+    mut st: std::sync::MutexGuard<'a, State>,
+) -> std::sync::MutexGuard<'a, State> {
+    let deadline = Instant::now() + LIMIT;
+    while st.held && !s.stop.load(Ordering::SeqCst) && Instant::now() < deadline {
+        st = s.changed.wait_timeout(st, LIMIT).unwrap().0;
+    }
+    st
 }
 
 /// One response; 304 without a body when the request's If-None-Match names its ETag.

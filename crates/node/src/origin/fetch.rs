@@ -1,5 +1,6 @@
 //! One fetch from the origin for one request target: conditional when a stale copy has
-//! validators, the 304 folded into the stored copy, the body read whole when it fits the
+//! validators, the 304 folded into the stored copy, a cacheable body of known length filled
+//! into the cache while relayed (`filling.rs`), any other body read whole when it fits the
 //! cache (and stored when the rules allow), or handed over for relaying when it does not.
 //! What other requests for the same target may share of it is the [`Outcome`]; what only
 //! the fetching request may use is its [`Own`] answer.
@@ -7,11 +8,13 @@
 use super::body::OriginBody;
 use super::client::{OriginCounters, OriginHead};
 use super::fields::{end_to_end, update, Field};
+use super::filling::Filling;
 use super::freshness::{decide, Exchange, Freshness};
 use super::store::Stored;
 use super::vary::{names, secondary_key};
 use super::OriginState;
 use http1::{RequestHead, Status};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -47,6 +50,8 @@ impl How {
 pub enum Outcome {
     /// A stored response: every waiter whose request it matches (`Vary`) is answered with it.
     Shared(Arc<Stored>, How),
+    /// A cacheable response whose body is arriving: every waiter it matches relays it.
+    Filling(Rc<Filling>),
     /// Not shareable (not cacheable, or relayed uncached): each waiter fetches on its own.
     Pass,
     /// The origin failed: each waiter serves its stale copy if allowed, else this error.
@@ -80,7 +85,7 @@ const NOT_FORWARDED: &[&str] = &[
 
 /// Fetch `target` for `req`; `stale` is the stored copy that may be revalidated.
 pub async fn fetch(
-    origin: &OriginState,
+    origin: &Rc<OriginState>,
     max_cached: u64,
     req: &RequestHead,
     target: &str,
@@ -141,8 +146,23 @@ pub async fn fetch(
         return (Outcome::Failed(Status::BAD_GATEWAY, why.into()), None);
     }
     let decision = decide(&exchange(head.status, &kept), defaults);
-    if body.declared_len().is_some_and(|n| n > max_cached) {
+    let declared = body.declared_len();
+    if declared.is_some_and(|n| n > max_cached) {
         return (Outcome::Pass, Some(Own::Stream(head, Vec::new(), body)));
+    }
+    if let (Ok(freshness), Some(len @ 1..)) = (decision, declared) {
+        // Cacheable and of known length: every request for it relays the body as it
+        // arrives, while it fills the cache.
+        let vary = names(&kept);
+        let meta = Arc::new(Stored {
+            status: head.status,
+            freshness,
+            vary_key: secondary_key(&vary, req),
+            vary,
+            fields: kept,
+            body: Arc::from(&[][..]),
+        });
+        return (Outcome::Filling(Filling::start(origin, target, meta, len, body)), None);
     }
     let mut data = Vec::new();
     loop {

@@ -11,6 +11,7 @@
 //!   pure (time passed in).
 //! - `store.rs`: stored responses, keyed by target and `Vary` values.
 //! - `fetch.rs`: one fetch (conditional when revalidating) and what it yields;
+//!   `filling.rs`: a cacheable body arriving, relayed to every request that wants it;
 //!   `serve.rs`: one request (hit, coalesced miss, stale-if-error, 502/504);
 //!   `relay.rs`: large or uncacheable bodies relayed to one client as they arrive.
 
@@ -21,6 +22,7 @@ pub mod config;
 pub mod error;
 mod fetch;
 pub mod fields;
+mod filling;
 pub mod freshness;
 mod relay;
 mod serve;
@@ -34,6 +36,11 @@ pub(crate) use relay::Relay;
 pub(crate) use serve::serve;
 
 use crate::single_flight::SingleFlight;
+use filling::Filling;
+use http1::RequestHead;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 use store::ObjectStore;
 
 /// What a caching node keeps for its origins (loop-local).
@@ -43,6 +50,9 @@ pub struct OriginState {
     store: ObjectStore,
     /// Fetches under way by target, so concurrent misses cause one origin request.
     fetching: SingleFlight<fetch::Outcome>,
+    /// Responses whose bodies are arriving, by target: requests that find one relay it
+    /// instead of fetching again.
+    filling: RefCell<HashMap<String, Rc<Filling>>>,
 }
 
 impl OriginState {
@@ -51,7 +61,21 @@ impl OriginState {
             client: OriginClient::new(&config),
             store: ObjectStore::new(cache_bytes),
             fetching: SingleFlight::default(),
+            filling: RefCell::new(HashMap::new()),
             config,
+        }
+    }
+
+    /// The response being filled for `target` that may answer `req`.
+    fn filling_for(&self, target: &str, req: &RequestHead) -> Option<Rc<Filling>> {
+        self.filling.borrow().get(target).filter(|f| f.meta.matches(req)).cloned()
+    }
+
+    /// Forget `fill` as the one under way for `target` (unless another replaced it).
+    fn end_filling(&self, target: &str, fill: &Rc<Filling>) {
+        let mut map = self.filling.borrow_mut();
+        if map.get(target).is_some_and(|f| Rc::ptr_eq(f, fill)) {
+            map.remove(target);
         }
     }
 

@@ -1,8 +1,9 @@
-//! A response too large for the cache (or not cacheable at all) relayed from the origin
-//! to one client as it arrives: one piece in memory at a time, each write bounded by the
+//! A body relayed to one client as it arrives: a response too large for the cache (or
+//! not cacheable) straight from the origin, or a cacheable one from its filling buffer: one piece in memory at a time, each write bounded by the
 //! send timeout, re-chunked when the origin did not say how long the body is.
 
 use super::body::OriginBody;
+use super::filling::FillReader;
 use http1::chunked::{encode_chunk_head, CHUNK_END, LAST_CHUNK};
 use std::io;
 use std::time::Duration;
@@ -10,11 +11,29 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-/// A body to send after the head: bytes already read, then the rest from the origin.
+/// Where a relayed body comes from.
+#[derive(Debug)]
+pub enum Source {
+    /// Straight from the origin connection (this client alone).
+    Origin(OriginBody),
+    /// From a response being filled into the cache (shared with other clients).
+    Fill(FillReader),
+}
+
+impl Source {
+    async fn next(&mut self) -> Result<Option<Vec<u8>>, String> {
+        match self {
+            Source::Origin(b) => b.next().await.map_err(|e| e.to_string()),
+            Source::Fill(r) => r.next().await.map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// A body to send after the head: bytes already read, then the rest from its source.
 #[derive(Debug)]
 pub struct Relay {
     pub prefix: Vec<u8>,
-    pub body: OriginBody,
+    pub body: Source,
     /// Send with the chunked coding (the length is unknown and the client speaks 1.1).
     pub chunked: bool,
 }
@@ -43,7 +62,7 @@ impl Relay {
             match self.body.next().await {
                 Ok(Some(p)) => piece = p,
                 Ok(None) => break,
-                Err(e) => return Err(io::Error::other(e.to_string())),
+                Err(e) => return Err(io::Error::other(e)),
             }
         }
         if self.chunked {

@@ -1,11 +1,12 @@
-//! One request through a caching node: fresh from the store, else one fetch for all
-//! concurrent requests for the target (`single_flight`), then the answer: the shared
-//! stored response, this request's own (uncacheable or relayed) response, a stale copy
+//! One request through a caching node: fresh from the store, else the body already
+//! arriving for the target, else one fetch for all concurrent requests for the target
+//! (`single_flight`), then the answer: the shared stored or filling response, this request's own (uncacheable or relayed) response, a stale copy
 //! standing in for a failed origin, or 502/504 with the reason.
 
 use super::fetch::{fetch, How, Outcome, Own};
 use super::fields::{end_to_end, Field};
-use super::relay::Relay;
+use super::filling::Filling;
+use super::relay::{Relay, Source};
 use super::store::Stored;
 use super::OriginState;
 use crate::reply::{begin, error, simple, Reply, ReplyCtx, SharedBody};
@@ -13,6 +14,7 @@ use crate::state::NodeState;
 use crate::stats::Counters;
 use http1::{RequestHead, ResponseHead, Status, Version};
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::SystemTime;
 
 /// Fields of a stored or relayed response the node writes itself.
@@ -20,7 +22,7 @@ const REWRITTEN: &[&str] = &["date", "server", "age", "content-length", "x-larde
 
 pub async fn serve(
     node: &NodeState,
-    origin: &OriginState,
+    origin: &Rc<OriginState>,
     req: &RequestHead,
     ctx: &ReplyCtx,
     out: &mut Vec<u8>,
@@ -35,6 +37,9 @@ pub async fn serve(
         return stored(node, s, How::Hit, ctx, out);
     }
     Counters::add(&node.counters.misses, 1);
+    if let Some(fill) = origin.filling_for(target, req) {
+        return filling(node, &fill, ctx, out);
+    }
     let max_cached = node.config.max_cached_file_bytes;
     let own = RefCell::new(None);
     let work = async {
@@ -48,6 +53,7 @@ pub async fn serve(
     }
     let usable = match &outcome {
         Some(Outcome::Shared(s, _)) => s.matches(req),
+        Some(Outcome::Filling(f)) => f.meta.matches(req),
         Some(Outcome::Failed(..)) => true,
         Some(Outcome::Pass) | None => false,
     };
@@ -62,6 +68,7 @@ pub async fn serve(
     }
     match outcome {
         Some(Outcome::Shared(s, how)) => stored(node, &s, how, ctx, out),
+        Some(Outcome::Filling(f)) => filling(node, &f, ctx, out),
         Some(Outcome::Failed(status, why)) => {
             match cached.filter(|s| s.freshness.usable_on_error(SystemTime::now())) {
                 Some(s) => stored(node, &s, How::Stale, ctx, out),
@@ -74,8 +81,16 @@ pub async fn serve(
     }
 }
 
-/// A complete response (stored, or this request's own) with its body from memory.
-fn stored(node: &NodeState, s: &Stored, how: How, ctx: &ReplyCtx, out: &mut Vec<u8>) -> Reply {
+/// The head of a response made from `s` (stored, filling, or this request's own) with
+/// a body of `len` bytes; whether the body is to be sent.
+fn head_of(
+    node: &NodeState,
+    s: &Stored,
+    how: How,
+    len: u64,
+    ctx: &ReplyCtx,
+    out: &mut Vec<u8>,
+) -> (Status, bool) {
     let status = Status::new(s.status).unwrap_or(Status::BAD_GATEWAY);
     let mut h = begin(node, out, status, ctx);
     write_fields(&mut h, &s.fields);
@@ -83,12 +98,17 @@ fn stored(node: &NodeState, s: &Stored, how: How, ctx: &ReplyCtx, out: &mut Vec<
         h.header_u64("Age", s.freshness.age(SystemTime::now()).as_secs());
     }
     h.header("X-Larder-Cache", how.as_bytes());
-    let len = s.body.len();
     if !status.forbids_body() {
-        h.header_u64("Content-Length", len as u64);
+        h.header_u64("Content-Length", len);
     }
     h.finish();
-    let send = !status.forbids_body() && !ctx.head_only && len > 0;
+    (status, !status.forbids_body() && !ctx.head_only && len > 0)
+}
+
+/// A complete response with its body from memory.
+fn stored(node: &NodeState, s: &Stored, how: How, ctx: &ReplyCtx, out: &mut Vec<u8>) -> Reply {
+    let len = s.body.len();
+    let (status, send) = head_of(node, s, how, len as u64, ctx, out);
     Reply {
         status,
         body_bytes: if send { len as u64 } else { 0 },
@@ -96,6 +116,23 @@ fn stored(node: &NodeState, s: &Stored, how: How, ctx: &ReplyCtx, out: &mut Vec<
         shared: send.then(|| SharedBody { bytes: s.body.clone(), start: 0, end: len }),
         stream: None,
         relay: None,
+    }
+}
+
+/// A response whose body is still arriving: the head now, the body as it fills.
+fn filling(node: &NodeState, f: &Rc<Filling>, ctx: &ReplyCtx, out: &mut Vec<u8>) -> Reply {
+    let (status, send) = head_of(node, &f.meta, How::Miss, f.len, ctx, out);
+    Reply {
+        status,
+        body_bytes: if send { f.len } else { 0 },
+        close: !ctx.keep_alive,
+        shared: None,
+        stream: None,
+        relay: send.then(|| Relay {
+            prefix: Vec::new(),
+            body: Source::Fill(f.reader()),
+            chunked: false,
+        }),
     }
 }
 
@@ -128,7 +165,7 @@ fn answer_own(node: &NodeState, own: Own, ctx: &ReplyCtx, out: &mut Vec<u8>) -> 
                 close: !ctx.keep_alive,
                 shared: None,
                 stream: None,
-                relay: send.then(|| Relay { prefix, body, chunked }),
+                relay: send.then(|| Relay { prefix, body: Source::Origin(body), chunked }),
             }
         }
     }
