@@ -88,6 +88,25 @@ fn stale_entry_revalidated_with_304() {
 }
 
 #[test]
+fn clients_own_validators_get_304_from_the_cache() {
+    let origin = TestOrigin::start();
+    let lm = "Sun, 06 Nov 1994 08:49:37 GMT";
+    let fields = [("Cache-Control", "max-age=600"), ("ETag", "\"e1\""), ("Last-Modified", lm)];
+    origin.set("/c", Route::ok(&fields, b"conditional"));
+    let node = caching_node(&[origin.url()], |_| {});
+    let mut c = node.client();
+    assert_eq!(c.get("/c").status, 200);
+    c.send(b"GET /c HTTP/1.1\r\nHost: t\r\nIf-None-Match: \"e1\"\r\n\r\n");
+    let r = c.response(false);
+    assert_eq!((r.status, r.header("etag"), cache_status(&r)), (304, Some("\"e1\""), "HIT"));
+    let since = format!("If-Modified-Since: {lm}\r\n");
+    assert_eq!(get_with(&mut c, "/c", &since).status, 304);
+    let other = get_with(&mut c, "/c", "If-None-Match: \"e0\"\r\n");
+    assert_eq!((other.status, other.body.as_slice()), (200, &b"conditional"[..]));
+    assert_eq!(origin.hits("/c"), 1, "answered from the cache");
+}
+
+#[test]
 fn no_store_and_private_are_never_stored() {
     let origin = TestOrigin::start();
     origin.set("/ns", Route::ok(&[("Cache-Control", "no-store, max-age=600")], b"secret"));
