@@ -22,7 +22,7 @@ mod response;
 mod temp_dir;
 
 pub use child::{output_within, Spawned};
-pub use get_once::get_once;
+pub use get_once::{get_once, get_once_bytes};
 pub use lines::lines;
 pub use origin::{Route, TestOrigin};
 pub use response::{header, Response};
