@@ -62,14 +62,29 @@ fn fresh_hit_needs_one_origin_request() {
     assert_eq!((report["hits"].as_u64(), report["misses"].as_u64()), (Some(1), Some(1)));
 }
 
+const LAST_MODIFIED: &str = "Sun, 06 Nov 1994 08:49:37 GMT";
+
+/// An origin serving `path` with this Cache-Control, ETag and [`LAST_MODIFIED`], a node
+/// caching it, and a client of the node.
+fn with_validators(
+    path: &str,
+    cache_control: &str,
+    etag: &str,
+    body: &[u8],
+) -> (TestOrigin, TestNode, Client) {
+    let origin = TestOrigin::start();
+    let fields =
+        [("Cache-Control", cache_control), ("ETag", etag), ("Last-Modified", LAST_MODIFIED)];
+    origin.set(path, Route::ok(&fields, body));
+    let node = caching_node(&[origin.url()], |_| {});
+    let client = node.client();
+    (origin, node, client)
+}
+
 #[test]
 fn stale_entry_revalidated_with_304() {
-    let origin = TestOrigin::start();
-    let lm = "Sun, 06 Nov 1994 08:49:37 GMT";
-    let fields = [("Cache-Control", "max-age=0"), ("ETag", "\"v1\""), ("Last-Modified", lm)];
-    origin.set("/page", Route::ok(&fields, b"version one"));
-    let node = caching_node(&[origin.url()], |_| {});
-    let mut c = node.client();
+    let (origin, _node, mut c) = with_validators("/page", "max-age=0", "\"v1\"", b"version one");
+    let lm = LAST_MODIFIED;
     assert_eq!(cache_status(&c.get("/page")), "MISS");
     let again = c.get("/page");
     assert_eq!((again.status, cache_status(&again)), (200, "REVALIDATED"));
@@ -89,12 +104,8 @@ fn stale_entry_revalidated_with_304() {
 
 #[test]
 fn clients_own_validators_get_304_from_the_cache() {
-    let origin = TestOrigin::start();
-    let lm = "Sun, 06 Nov 1994 08:49:37 GMT";
-    let fields = [("Cache-Control", "max-age=600"), ("ETag", "\"e1\""), ("Last-Modified", lm)];
-    origin.set("/c", Route::ok(&fields, b"conditional"));
-    let node = caching_node(&[origin.url()], |_| {});
-    let mut c = node.client();
+    let (origin, _node, mut c) = with_validators("/c", "max-age=600", "\"e1\"", b"conditional");
+    let lm = LAST_MODIFIED;
     assert_eq!(c.get("/c").status, 200);
     c.send(b"GET /c HTTP/1.1\r\nHost: t\r\nIf-None-Match: \"e1\"\r\n\r\n");
     let r = c.response(false);
