@@ -14,7 +14,6 @@ use crate::translate::{Stamp, TranslateOptions, Translation};
 use cache::{ByteCache, Lru};
 use http1::{DateCache, ResponseHead};
 use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use tokio::sync::watch;
@@ -60,7 +59,7 @@ pub struct NodeState {
     pub load: RefCell<LoadSampler>,
     pub log: Option<RefCell<AccessLog>>,
     /// The origins and their object store when the node is a cache (`--origin`).
-    pub origin: Option<Rc<OriginState>>,
+    pub origin: Option<OriginState>,
     pub shutting_down: watch::Receiver<bool>,
 }
 
@@ -75,8 +74,7 @@ impl NodeState {
             Some(_) => config.docroot.clone(),
             None => config.docroot.canonicalize()?,
         };
-        let origin =
-            config.origin.clone().map(|o| Rc::new(OriginState::new(o, config.cache_bytes)));
+        let origin = config.origin.clone().map(|o| OriginState::new(o, config.cache_bytes));
         let translate = Arc::new(crate::translate::TranslateOptions {
             root,
             follow_outside_symlinks: config.follow_outside_symlinks,
@@ -121,8 +119,8 @@ impl NodeState {
         let sampler = self.load.borrow();
         let bodies = self.bodies.borrow();
         let (origin_used, origin_capacity) =
-            self.origin.as_ref().map_or((0, 0), |o| o.cache_bytes());
-        let origin = self.origin.as_ref().map(|o| o.client.counters());
+            self.origin.as_ref().map_or((0, 0), OriginState::cache_bytes);
+        let origin = self.origin.as_ref().map(OriginState::counters);
         let origin_count = |f: fn(&crate::origin::OriginCounters) -> u64| origin.map_or(0, f);
         let load = wire::LoadReport {
             in_flight: c.in_flight.get(),

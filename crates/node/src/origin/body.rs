@@ -3,7 +3,7 @@
 //! connection, the body gives the connection back to the pool; dropped early, the
 //! connection is closed (its remaining bytes would desynchronise the next response).
 
-use super::client::{io_protocol, OriginConn, OriginCounters, Shared, READ_CHUNK};
+use super::conn::{io_protocol, OriginConn, OriginCounters, Shared, READ_CHUNK};
 use super::error::OriginError;
 use http1::{BodyFraming, ChunkEvent, ChunkLimits, ChunkedDecoder};
 use std::rc::Rc;
@@ -60,8 +60,16 @@ impl OriginBody {
         }
     }
 
-    /// The next piece of the body, `None` at its end.
+    /// The next piece of the body, `None` at its end; a failure counts as an origin error.
     pub async fn next(&mut self) -> Result<Option<Vec<u8>>, OriginError> {
+        let piece = self.read_next().await;
+        if piece.is_err() {
+            OriginCounters::add(&self.shared.counters.errors, 1);
+        }
+        piece
+    }
+
+    async fn read_next(&mut self) -> Result<Option<Vec<u8>>, OriginError> {
         loop {
             let Some(conn) = self.conn.as_mut() else {
                 return Ok(None);

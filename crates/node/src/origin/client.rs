@@ -5,81 +5,24 @@
 
 use super::body::OriginBody;
 use super::config::{OriginConfig, OriginUrl};
+use super::conn::{OriginConn, OriginCounters, Shared, READ_CHUNK};
 use super::error::OriginError;
 use super::fields::Field;
 use http1::framing::response_framing;
-use std::cell::{Cell, RefCell};
-use std::io;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout_at;
 
 /// Header fields of one origin response head at most (502 beyond).
 const MAX_FIELDS: usize = 128;
-/// Bytes asked of the socket per read.
-pub(super) const READ_CHUNK: usize = 64 * 1024;
 
 /// A response head from the origin.
 #[derive(Clone, Debug)]
 pub struct OriginHead {
     pub status: u16,
     pub fields: Vec<Field>,
-}
-
-/// Counters of the origin traffic, for the load report.
-#[derive(Debug, Default)]
-pub struct OriginCounters {
-    /// Requests sent to an origin (revalidations included).
-    pub fetches: Cell<u64>,
-    /// Response bytes received from origins (heads and bodies).
-    pub bytes: Cell<u64>,
-    /// Fetches that failed: unreachable, timed out, or a broken exchange.
-    pub errors: Cell<u64>,
-}
-
-impl OriginCounters {
-    pub(super) fn add(cell: &Cell<u64>, n: u64) {
-        cell.set(cell.get().wrapping_add(n));
-    }
-}
-
-/// One connection to an origin, with the bytes read past what has been consumed.
-pub(super) struct OriginConn {
-    pub stream: TcpStream,
-    pub buf: Vec<u8>,
-    pub origin: usize,
-}
-
-/// What the client and every body reader it hands out share: idle connections and
-/// counters.
-pub(super) struct Shared {
-    pub idle: RefCell<Vec<Vec<OriginConn>>>,
-    pub max_idle: usize,
-    pub counters: OriginCounters,
-    pub timeout: Duration,
-    names: Vec<String>,
-}
-
-impl Shared {
-    /// Keep a connection whose last response was read to its end, within the bound.
-    pub fn put_back(&self, conn: OriginConn) {
-        let mut idle = self.idle.borrow_mut();
-        if let Some(list) = idle.get_mut(conn.origin) {
-            if list.len() < self.max_idle && conn.buf.is_empty() {
-                list.push(conn);
-            }
-        }
-    }
-
-    pub fn name(&self, origin: usize) -> String {
-        self.names.get(origin).cloned().unwrap_or_default()
-    }
-
-    pub fn timeout_error(&self, origin: usize) -> OriginError {
-        OriginError::Timeout { origin: self.name(origin), ms: self.timeout.as_millis() }
-    }
 }
 
 /// The origin client of one node's event loop.
@@ -99,13 +42,7 @@ struct Attempt {
 
 impl OriginClient {
     pub fn new(cfg: &OriginConfig) -> OriginClient {
-        let shared = Shared {
-            idle: RefCell::new(cfg.origins.iter().map(|_| Vec::new()).collect()),
-            max_idle: cfg.max_idle_per_origin,
-            counters: OriginCounters::default(),
-            timeout: cfg.timeout,
-            names: cfg.origins.iter().map(ToString::to_string).collect(),
-        };
+        let shared = Shared::new(cfg);
         OriginClient {
             origins: cfg.origins.clone(),
             max_head_bytes: cfg.max_head_bytes,
@@ -280,11 +217,6 @@ fn parse_response_head(buf: &[u8]) -> Result<Option<(OriginHead, usize, bool)>, 
     };
     let close = if resp.version == Some(0) { !has("keep-alive") } else { has("close") };
     Ok(Some((OriginHead { status, fields }, n, close)))
-}
-
-/// An I/O error as the protocol error it is for the origin `name`.
-pub(super) fn io_protocol(name: String, e: &io::Error) -> OriginError {
-    OriginError::Protocol { origin: name, what: format!("reading the body: {e}") }
 }
 
 #[cfg(test)]

@@ -6,13 +6,14 @@
 //! the fetching request may use is its [`Own`] answer.
 
 use super::body::OriginBody;
-use super::client::{OriginCounters, OriginHead};
+use super::client::OriginHead;
+use super::conn::OriginCounters;
 use super::fields::{end_to_end, update, Field};
 use super::filling::Filling;
 use super::freshness::{decide, Exchange, Freshness};
 use super::store::Stored;
+use super::upstream::Upstream;
 use super::vary::{names, secondary_key};
-use super::OriginState;
 use http1::{RequestHead, Status};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -85,7 +86,7 @@ const NOT_FORWARDED: &[&str] = &[
 
 /// Fetch `target` for `req`; `stale` is the stored copy that may be revalidated.
 pub async fn fetch(
-    origin: &Rc<OriginState>,
+    up: &Upstream,
     max_cached: u64,
     req: &RequestHead,
     target: &str,
@@ -107,7 +108,7 @@ pub async fn fetch(
         fields.extend(s.last_modified().map(|v| ("If-Modified-Since", v)));
     }
     let request_time = SystemTime::now();
-    let (head, mut body) = match origin.client.get(target, &fields).await {
+    let (head, mut body) = match up.client.get(target, &fields).await {
         Ok(r) => r,
         Err(e) => return (Outcome::Failed(e.status(), e.to_string().into()), None),
     };
@@ -120,7 +121,7 @@ pub async fn fetch(
         request_time,
         response_time,
     };
-    let defaults = origin.config.defaults;
+    let defaults = up.config.defaults;
     if let (304, Some(s)) = (head.status, &stale) {
         let merged = update(&s.fields, &kept);
         let decision = decide(&exchange(s.status, &merged), defaults);
@@ -133,15 +134,15 @@ pub async fn fetch(
             vary_key: s.vary_key.clone(),
         });
         if decision.is_err() {
-            origin.store.remove(target, s);
+            up.store.remove(target, s);
             return (Outcome::Pass, Some(Own::Whole(refreshed)));
         }
-        origin.store.put(target, Arc::clone(&refreshed));
+        up.store.put(target, Arc::clone(&refreshed));
         return (Outcome::Shared(refreshed, How::Revalidated), None);
     }
     let server_error = matches!(head.status, 500 | 502 | 503 | 504);
     if server_error && stale.as_ref().is_some_and(|s| s.freshness.usable_on_error(response_time)) {
-        OriginCounters::add(&origin.client.counters().errors, 1);
+        OriginCounters::add(&up.client.counters().errors, 1);
         let why = format!("origin answered {}", head.status);
         return (Outcome::Failed(Status::BAD_GATEWAY, why.into()), None);
     }
@@ -162,7 +163,10 @@ pub async fn fetch(
             fields: kept,
             body: Arc::from(&[][..]),
         });
-        return (Outcome::Filling(Filling::start(origin, target, meta, len, body)), None);
+        return (
+            Outcome::Filling(Filling::start(&up.store, &up.fills, target, meta, len, body)),
+            None,
+        );
     }
     let mut data = Vec::new();
     loop {
@@ -174,10 +178,7 @@ pub async fn fetch(
                 }
             }
             Ok(None) => break,
-            Err(e) => {
-                OriginCounters::add(&origin.client.counters().errors, 1);
-                return (Outcome::Failed(e.status(), e.to_string().into()), None);
-            }
+            Err(e) => return (Outcome::Failed(e.status(), e.to_string().into()), None),
         }
     }
     let vary = names(&kept);
@@ -191,10 +192,10 @@ pub async fn fetch(
     });
     if decision.is_err() {
         if let Some(s) = &stale {
-            origin.store.remove(target, s);
+            up.store.remove(target, s);
         }
         return (Outcome::Pass, Some(Own::Whole(stored)));
     }
-    origin.store.put(target, Arc::clone(&stored));
+    up.store.put(target, Arc::clone(&stored));
     (Outcome::Shared(stored, How::Miss), None)
 }

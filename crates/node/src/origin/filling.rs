@@ -5,10 +5,10 @@
 //! length up to the cacheable size fill this way, so memory stays bounded by that size.
 
 use super::body::OriginBody;
-use super::client::OriginCounters;
-use super::store::Stored;
-use super::OriginState;
+use super::store::{ObjectStore, Stored};
+use http1::RequestHead;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -34,10 +34,11 @@ impl std::fmt::Debug for Filling {
 }
 
 impl Filling {
-    /// Start filling `meta` from `body` in a task of its own, visible to lookups under
-    /// `target` until it ends; stored under `target` once complete.
+    /// Start filling `meta` from `body` in a task of its own, in `fills` under `target`
+    /// until it ends; put in `store` under `target` once complete.
     pub fn start(
-        origin: &Rc<OriginState>,
+        store: &Rc<ObjectStore>,
+        fills: &Rc<Fills>,
         target: &str,
         meta: Arc<Stored>,
         len: u64,
@@ -50,13 +51,14 @@ impl Filling {
             end: RefCell::new(None),
             grew: Notify::new(),
         });
-        origin.filling.borrow_mut().insert(target.to_string(), Rc::clone(&fill));
-        let (origin, target, task_fill) = (Rc::clone(origin), target.to_string(), Rc::clone(&fill));
+        fills.0.borrow_mut().insert(target.to_string(), Rc::clone(&fill));
+        let (store, fills) = (Rc::clone(store), Rc::clone(fills));
+        let (target, task_fill) = (target.to_string(), Rc::clone(&fill));
         tokio::task::spawn_local(async move {
             let result = task_fill.read(body).await;
-            origin.end_filling(&target, &task_fill);
-            match &result {
-                Ok(()) => {
+            fills.end(&target, &task_fill);
+            if result.is_ok() {
+                {
                     let m = &task_fill.meta;
                     let body: Arc<[u8]> = task_fill.data.borrow().as_slice().into();
                     let complete = Stored {
@@ -67,9 +69,8 @@ impl Filling {
                         vary: m.vary.clone(),
                         vary_key: m.vary_key.clone(),
                     };
-                    origin.store.put(&target, Arc::new(complete));
+                    store.put(&target, Arc::new(complete));
                 }
-                Err(_) => OriginCounters::add(&origin.client.counters().errors, 1),
             }
             *task_fill.end.borrow_mut() = Some(result);
             task_fill.grew.notify_waiters();
@@ -98,6 +99,26 @@ impl Filling {
     /// A reader from the first byte.
     pub fn reader(self: &Rc<Filling>) -> FillReader {
         FillReader { fill: Rc::clone(self), pos: 0 }
+    }
+}
+
+/// The responses being filled, by target (loop-local): requests that find one relay it
+/// instead of fetching again.
+#[derive(Debug, Default)]
+pub struct Fills(RefCell<HashMap<String, Rc<Filling>>>);
+
+impl Fills {
+    /// The response being filled for `target` that may answer `req`.
+    pub fn for_request(&self, target: &str, req: &RequestHead) -> Option<Rc<Filling>> {
+        self.0.borrow().get(target).filter(|f| f.meta.matches(req)).cloned()
+    }
+
+    /// Forget `fill` as the one under way for `target` (unless another replaced it).
+    fn end(&self, target: &str, fill: &Rc<Filling>) {
+        let mut map = self.0.borrow_mut();
+        if map.get(target).is_some_and(|f| Rc::ptr_eq(f, fill)) {
+            map.remove(target);
+        }
     }
 }
 

@@ -7,8 +7,8 @@ use super::fetch::{fetch, How, Outcome, Own};
 use super::fields::{end_to_end, Field};
 use super::filling::Filling;
 use super::relay::{Relay, Source};
+use super::state::OriginState;
 use super::store::Stored;
-use super::OriginState;
 use crate::conditional::{not_modified, Validators};
 use crate::reply::{begin, error, simple, Reply, ReplyCtx, SharedBody};
 use crate::state::NodeState;
@@ -26,7 +26,7 @@ const NOT_MODIFIED_FIELDS: &[&str] =
 
 pub async fn serve(
     node: &NodeState,
-    origin: &Rc<OriginState>,
+    origin: &OriginState,
     req: &RequestHead,
     ctx: &ReplyCtx,
     out: &mut Vec<u8>,
@@ -36,19 +36,20 @@ pub async fn serve(
         return error(node, out, Status::BAD_REQUEST, ctx, &[]);
     }
     let to = Answer { node, req, ctx };
-    let cached = origin.store.get(target, req);
+    let cached = origin.upstream.store.get(target, req);
     if let Some(s) = cached.as_ref().filter(|s| s.freshness.is_fresh(SystemTime::now())) {
         Counters::add(&node.counters.hits, 1);
         return to.stored(s, How::Hit, out);
     }
     Counters::add(&node.counters.misses, 1);
-    if let Some(fill) = origin.filling_for(target, req) {
+    if let Some(fill) = origin.upstream.fills.for_request(target, req) {
         return to.filling(&fill, out);
     }
     let max_cached = node.config.max_cached_file_bytes;
     let own = RefCell::new(None);
     let work = async {
-        let (outcome, mine) = fetch(origin, max_cached, req, target, cached.clone()).await;
+        let (outcome, mine) =
+            fetch(&origin.upstream, max_cached, req, target, cached.clone()).await;
         *own.borrow_mut() = mine;
         outcome
     };
@@ -65,7 +66,7 @@ pub async fn serve(
     if !usable {
         // The fetch waited for was not for this request (uncacheable, another variant, or
         // its request went away): fetch alone.
-        let (o, mine) = fetch(origin, max_cached, req, target, cached.clone()).await;
+        let (o, mine) = fetch(&origin.upstream, max_cached, req, target, cached.clone()).await;
         if let Some(mine) = mine {
             return to.own(mine, out);
         }
