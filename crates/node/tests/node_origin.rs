@@ -366,6 +366,55 @@ fn a_filling_body_streams_to_every_waiting_client() {
 }
 
 #[test]
+fn origin_connections_are_kept_alive_and_a_dropped_one_is_replaced() {
+    let origin = TestOrigin::start();
+    for path in ["/k1", "/k2", "/k3", "/k4"] {
+        origin.set(path, Route::ok(&[("Cache-Control", "max-age=600")], path.as_bytes()));
+    }
+    let node = caching_node(&[origin.url()], |_| {});
+    let mut c = node.client();
+    assert_eq!(c.get("/k1").body, b"/k1");
+    assert_eq!(c.get("/k2").body, b"/k2");
+    assert_eq!(origin.connections(), 1, "both misses on one pooled connection");
+    // The origin now closes each connection after one answer, unannounced: /k3 is
+    // answered on the pooled connection, which the origin then closes; /k4 finds it dead
+    // and is asked again on a fresh one (without the retry it would be a 502).
+    origin.close_after_each_answer();
+    assert_eq!(c.get("/k3").body, b"/k3");
+    let k4 = c.get("/k4");
+    assert_eq!((k4.status, k4.body.as_slice()), (200, &b"/k4"[..]));
+    assert_eq!(origin.connections(), 2);
+    assert_eq!(origin.hits("/k4"), 1, "the request never reached the closed connection's origin");
+    assert_eq!(load(node.addr)["origin_errors"].as_u64(), Some(0), "retries are not errors");
+}
+
+#[test]
+fn an_origin_stalling_mid_body_cuts_the_response_and_stores_nothing() {
+    let origin = TestOrigin::start();
+    let body = pattern(30_000, 5);
+    let route = Route::ok(&[("Cache-Control", "max-age=600")], &body).pause_at(1000);
+    origin.set("/stall", route);
+    origin.hold();
+    let node = caching_node(&[origin.url()], |o| o.timeout = Duration::from_millis(300));
+    let (mut s, mut got, head) = start_get(node.addr, "/stall", 1000);
+    // The body never completes: the node gives up on the origin and closes the client
+    // connection short of the declared length, instead of leaving it waiting.
+    let mut chunk = [0u8; 16 * 1024];
+    for _ in 0..1000 {
+        let k = s.read(&mut chunk).expect("the node closes, it does not leave the client waiting");
+        if k == 0 {
+            break;
+        }
+        got.extend_from_slice(&chunk[..k]);
+    }
+    assert!(got.len() - head < body.len(), "a cut body: {} bytes", got.len() - head);
+    assert_eq!(load(node.addr)["origin_errors"].as_u64(), Some(1));
+    origin.release();
+    let again = node.client().get("/stall");
+    assert_eq!((cache_status(&again), again.body == body), ("MISS", true), "nothing was stored");
+}
+
+#[test]
 fn origin_failures_answer_502_or_504_with_the_reason() {
     let origin = TestOrigin::start();
     origin.set("/silent", Route::Silent);

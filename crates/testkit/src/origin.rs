@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -83,6 +83,11 @@ struct Shared {
     state: Mutex<State>,
     changed: Condvar,
     stop: AtomicBool,
+    /// Connections accepted so far.
+    connections: AtomicU64,
+    /// Close each connection after one answer, without saying so in the answer (as an
+    /// origin does when it drops idle keep-alive connections).
+    one_answer_per_connection: AtomicBool,
 }
 
 /// The running origin; stopped on drop.
@@ -100,6 +105,8 @@ impl TestOrigin {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             stop: AtomicBool::new(false),
+            connections: AtomicU64::new(0),
+            one_answer_per_connection: AtomicBool::new(false),
         });
         let s = Arc::clone(&shared);
         let accept = std::thread::spawn(move || {
@@ -108,6 +115,7 @@ impl TestOrigin {
                     break;
                 }
                 if let Ok(conn) = conn {
+                    s.connections.fetch_add(1, Ordering::SeqCst);
                     let s = Arc::clone(&s);
                     std::thread::spawn(move || serve(&s, conn));
                 }
@@ -133,6 +141,16 @@ impl TestOrigin {
     /// The fields of the last request for `path`.
     pub fn last_request(&self, path: &str) -> Vec<(String, String)> {
         self.shared.state.lock().unwrap().last.get(path).cloned().unwrap_or_default()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.connections.load(Ordering::SeqCst)
+    }
+
+    /// From now on, close each connection after its first answer without announcing it.
+    pub fn close_after_each_answer(&self) {
+        self.shared.one_answer_per_connection.store(true, Ordering::SeqCst);
     }
 
     /// Hold every answer until [`TestOrigin::release`] (requests are still counted).
@@ -220,7 +238,7 @@ fn serve(s: &Shared, mut conn: TcpStream) {
                 }
             }
         };
-        if conn.write_all(&answer).is_err() {
+        if conn.write_all(&answer).is_err() || s.one_answer_per_connection.load(Ordering::SeqCst) {
             return;
         }
     }
