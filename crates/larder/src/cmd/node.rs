@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Serve a document root: the back-end web server (Flash-like).
+/// Serve a document root, or cache an origin: the back-end web server (Flash-like).
 ///
 /// Serves over HTTP/1.1 the way Flash did: one event loop that never waits
 /// for the disk, helper threads for path translation and disk reads, and caches for path
@@ -25,7 +25,7 @@ pub struct Args {
     docroot: Option<PathBuf>,
     /// Be a cache in front of this origin (http://host[:port][/path]) instead of serving a
     /// docroot. Repeat for fallbacks: each request tries them in order until one answers.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with = "docroot")]
     origin: Vec<String>,
     /// Seconds an origin response without Cache-Control max-age/s-maxage or Expires stays
     /// fresh (for the statuses HTTP allows to be cached that way, such as 200 and 404).
@@ -150,6 +150,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let origins: Vec<node::origin::OriginUrl> =
         args.origin.iter().map(|u| node::origin::OriginUrl::parse(u)).collect::<Result<_, _>>()?;
+    // A caching node has no docroot: its ready line names the first origin instead.
     let docroot = match (&args.docroot, origins.first()) {
         (Some(d), _) => d.clone(),
         (None, Some(o)) => PathBuf::from(o.to_string()),
