@@ -48,6 +48,7 @@ fn help_explains_the_flags() {
         "--origin-timeout-ms",
         "--origin-max-idle",
         "--origin-max-head-kb",
+        "--origin-max-head-fields",
     ] {
         assert!(text.contains(flag), "{flag} missing from --help");
     }

@@ -124,8 +124,8 @@ impl Config {
             if o.timeout.is_zero() {
                 return Err(ConfigError::Zero("origin timeout"));
             }
-            if o.max_head_bytes == 0 {
-                return Err(ConfigError::Zero("origin max_head_bytes"));
+            if o.max_head_bytes == 0 || o.max_head_fields == 0 {
+                return Err(ConfigError::Zero("origin max_head_bytes and max_head_fields"));
             }
             // A caching node needs no docroot.
             return Ok(());

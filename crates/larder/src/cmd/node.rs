@@ -46,6 +46,9 @@ pub struct Args {
     /// Largest origin response head in KiB (502 Bad Gateway beyond).
     #[arg(long, default_value_t = 64)]
     origin_max_head_kb: usize,
+    /// Most header fields in an origin response head (502 Bad Gateway beyond).
+    #[arg(long, default_value_t = 128)]
+    origin_max_head_fields: usize,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
@@ -164,6 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         o.timeout = Duration::from_millis(args.origin_timeout_ms);
         o.max_idle_per_origin = args.origin_max_idle;
         o.max_head_bytes = args.origin_max_head_kb << 10;
+        o.max_head_fields = args.origin_max_head_fields;
         cfg.origin = Some(o);
     }
     cfg.cache_bytes = args.cache_mb << 20;

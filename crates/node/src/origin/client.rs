@@ -15,9 +15,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout_at;
 
-/// Header fields of one origin response head at most (502 beyond).
-const MAX_FIELDS: usize = 128;
-
 /// A response head from the origin.
 #[derive(Clone, Debug)]
 pub struct OriginHead {
@@ -29,6 +26,7 @@ pub struct OriginHead {
 pub struct OriginClient {
     origins: Vec<OriginUrl>,
     max_head_bytes: usize,
+    max_head_fields: usize,
     shared: Rc<Shared>,
 }
 
@@ -46,6 +44,7 @@ impl OriginClient {
         OriginClient {
             origins: cfg.origins.clone(),
             max_head_bytes: cfg.max_head_bytes,
+            max_head_fields: cfg.max_head_fields,
             shared: Rc::new(shared),
         }
     }
@@ -138,7 +137,7 @@ impl OriginClient {
         }
         let mut received = 0u64;
         loop {
-            match parse_response_head(&conn.buf) {
+            match parse_response_head(&conn.buf, self.max_head_fields) {
                 Err(what) => return Err(fail(protocol(&what), true)),
                 Ok(Some((head, n, close))) => {
                     conn.buf.drain(..n);
@@ -197,10 +196,13 @@ fn render_request(origin: &OriginUrl, target: &str, fields: &[(&str, &[u8])]) ->
     r
 }
 
-/// A complete response head in `buf`: the head, its length, and whether the origin will
-/// close the connection after this response.
-fn parse_response_head(buf: &[u8]) -> Result<Option<(OriginHead, usize, bool)>, String> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_FIELDS];
+/// A complete response head in `buf` of at most `max_fields` fields: the head, its
+/// length, and whether the origin will close the connection after this response.
+fn parse_response_head(
+    buf: &[u8],
+    max_fields: usize,
+) -> Result<Option<(OriginHead, usize, bool)>, String> {
+    let mut headers = vec![httparse::EMPTY_HEADER; max_fields];
     let mut resp = httparse::Response::new(&mut headers);
     let n = match resp.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
@@ -225,18 +227,23 @@ mod tests {
 
     #[test]
     fn response_heads() {
-        let (h, n, close) =
-            parse_response_head(b"HTTP/1.1 200 OK\r\nETag: \"a\"\r\n\r\nbody").unwrap().unwrap();
-        assert_eq!((h.status, n, close), (200, 30, false));
-        assert_eq!(h.fields, vec![("ETag".to_string(), b"\"a\"".to_vec())]);
-        let (_, _, close) = parse_response_head(b"HTTP/1.0 200 OK\r\n\r\n").unwrap().unwrap();
-        assert!(close, "HTTP/1.0 closes unless keep-alive");
-        let (_, _, close) = parse_response_head(b"HTTP/1.1 200 OK\r\nConnection: x, Close\r\n\r\n")
+        let (h, n, close) = parse_response_head(b"HTTP/1.1 200 OK\r\nETag: \"a\"\r\n\r\nbody", 64)
             .unwrap()
             .unwrap();
+        assert_eq!((h.status, n, close), (200, 30, false));
+        assert_eq!(h.fields, vec![("ETag".to_string(), b"\"a\"".to_vec())]);
+        let (_, _, close) = parse_response_head(b"HTTP/1.0 200 OK\r\n\r\n", 64).unwrap().unwrap();
+        assert!(close, "HTTP/1.0 closes unless keep-alive");
+        let (_, _, close) =
+            parse_response_head(b"HTTP/1.1 200 OK\r\nConnection: x, Close\r\n\r\n", 64)
+                .unwrap()
+                .unwrap();
         assert!(close);
-        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\n").unwrap().is_none());
-        assert!(parse_response_head(b"HTTP/9 nonsense\r\n\r\n").is_err());
+        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\n", 64).unwrap().is_none());
+        assert!(parse_response_head(b"HTTP/9 nonsense\r\n\r\n", 64).is_err());
+        let crowded = b"HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
+        assert!(parse_response_head(crowded, 3).unwrap().is_some());
+        assert!(parse_response_head(crowded, 2).is_err(), "more fields than allowed");
     }
 
     #[test]

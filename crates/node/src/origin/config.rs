@@ -75,6 +75,8 @@ pub struct OriginConfig {
     pub max_idle_per_origin: usize,
     /// Largest origin response head (502 beyond).
     pub max_head_bytes: usize,
+    /// Most header fields in an origin response head (502 beyond).
+    pub max_head_fields: usize,
 }
 
 impl OriginConfig {
@@ -88,6 +90,7 @@ impl OriginConfig {
             timeout: Duration::from_secs(10),
             max_idle_per_origin: 32,
             max_head_bytes: 64 * 1024,
+            max_head_fields: 128,
         }
     }
 }
