@@ -409,6 +409,13 @@ fn an_origin_stalling_mid_body_cuts_the_response_and_stores_nothing() {
     }
     assert!(got.len() - head < body.len(), "a cut body: {} bytes", got.len() - head);
     assert_eq!(load(node.addr)["origin_errors"].as_u64(), Some(1));
+    // Chunked, the body is read whole before anything is sent: the stall is a 504.
+    let route = Route::ok(&[("Cache-Control", "max-age=600")], &body).chunked().pause_at(1000);
+    origin.set("/stall-chunked", route);
+    let r = node.client().get("/stall-chunked");
+    let text = String::from_utf8_lossy(&r.body).into_owned();
+    assert_eq!(r.status, 504, "{text}");
+    assert_eq!(load(node.addr)["origin_errors"].as_u64(), Some(2));
     origin.release();
     let again = node.client().get("/stall");
     assert_eq!((cache_status(&again), again.body == body), ("MISS", true), "nothing was stored");
