@@ -335,14 +335,25 @@ fn start_get(addr: SocketAddr, path: &str, n: usize) -> (std::net::TcpStream, Ve
     }
 }
 
+/// An origin serving `path` (`len` bytes, fresh for 10 minutes) that is holding its answers
+/// after the first `pause` body bytes, a body it sends, and a node caching it.
+fn paused_origin(
+    path: &str,
+    len: usize,
+    pause: usize,
+    tune: impl FnOnce(&mut OriginConfig),
+) -> (TestOrigin, Vec<u8>, TestNode) {
+    let origin = TestOrigin::start();
+    let body = pattern(len, 4);
+    origin.set(path, Route::ok(&[("Cache-Control", "max-age=600")], &body).pause_at(pause));
+    origin.hold();
+    let node = caching_node(&[origin.url()], tune);
+    (origin, body, node)
+}
+
 #[test]
 fn a_filling_body_streams_to_every_waiting_client() {
-    let origin = TestOrigin::start();
-    let body = pattern(50_000, 4);
-    let route = Route::ok(&[("Cache-Control", "max-age=600")], &body).pause_at(10_000);
-    origin.set("/growing", route);
-    origin.hold();
-    let node = caching_node(&[origin.url()], |_| {});
+    let (origin, body, node) = paused_origin("/growing", 50_000, 10_000, |_| {});
     // Both clients have the head and the first 10,000 bytes while the origin still holds
     // the rest: the body streams to the first and to the one that came after it.
     let (mut first, mut got1, head1) = start_get(node.addr, "/growing", 10_000);
@@ -390,12 +401,8 @@ fn origin_connections_are_kept_alive_and_a_dropped_one_is_replaced() {
 
 #[test]
 fn an_origin_stalling_mid_body_cuts_the_response_and_stores_nothing() {
-    let origin = TestOrigin::start();
-    let body = pattern(30_000, 5);
-    let route = Route::ok(&[("Cache-Control", "max-age=600")], &body).pause_at(1000);
-    origin.set("/stall", route);
-    origin.hold();
-    let node = caching_node(&[origin.url()], |o| o.timeout = Duration::from_millis(300));
+    let short = |o: &mut OriginConfig| o.timeout = Duration::from_millis(300);
+    let (origin, body, node) = paused_origin("/stall", 30_000, 1000, short);
     let (mut s, mut got, head) = start_get(node.addr, "/stall", 1000);
     // The body never completes: the node gives up on the origin and closes the client
     // connection short of the declared length, instead of leaving it waiting.
