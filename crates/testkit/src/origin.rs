@@ -205,6 +205,9 @@ fn serve(s: &Shared, mut conn: TcpStream) {
         if s.stop.load(Ordering::SeqCst) {
             return;
         }
+        // Decided when the request arrives: a test that changes the setting after reading
+        // this answer must not change what happens to this connection.
+        let last = s.one_answer_per_connection.load(Ordering::SeqCst);
         let route = {
             let mut st = s.state.lock().unwrap();
             *st.hits.entry(path.clone()).or_default() += 1;
@@ -238,7 +241,7 @@ fn serve(s: &Shared, mut conn: TcpStream) {
                 }
             }
         };
-        if conn.write_all(&answer).is_err() || s.one_answer_per_connection.load(Ordering::SeqCst) {
+        if conn.write_all(&answer).is_err() || last {
             return;
         }
     }
