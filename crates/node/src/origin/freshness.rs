@@ -12,7 +12,8 @@
 //!   an answer to a request with `Authorization` unless `public`, `s-maxage` or
 //!   `must-revalidate` allow it (§3.5); nor one with `Vary: *`.
 //! - `no-cache` is stored but revalidated before every use. `must-revalidate`,
-//!   `proxy-revalidate` and `s-maxage` forbid serving stale, even on an origin error.
+//!   `proxy-revalidate` and `s-maxage` forbid serving stale, even on an origin error (the
+//!   client then gets 504, as §5.2.2.2 asks).
 //! - A stale response stands in for an origin error (unreachable, timeout, 500, 502, 503,
 //!   504) for `stale-if-error` seconds past expiry: the response's directive (RFC 5861)
 //!   when it has one, the configured default otherwise.

@@ -75,12 +75,17 @@ pub async fn serve(
     match outcome {
         Some(Outcome::Shared(s, how)) => to.stored(&s, how, out),
         Some(Outcome::Filling(f)) => to.filling(&f, out),
-        Some(Outcome::Failed(status, why)) => {
-            match cached.filter(|s| s.freshness.usable_on_error(SystemTime::now())) {
-                Some(s) => to.stored(&s, How::Stale, out),
-                None => failed(node, status, &why, ctx, out),
+        Some(Outcome::Failed(status, why)) => match cached {
+            Some(s) if s.freshness.usable_on_error(SystemTime::now()) => {
+                to.stored(&s, How::Stale, out)
             }
-        }
+            // RFC 9111 §5.2.2.2: a must-revalidate response that cannot be revalidated
+            // is answered 504, whatever kept the origin from answering.
+            Some(s) if s.freshness.must_revalidate => {
+                failed(node, Status::GATEWAY_TIMEOUT, &why, ctx, out)
+            }
+            _ => failed(node, status, &why, ctx, out),
+        },
         Some(Outcome::Pass) | None => {
             failed(node, Status::BAD_GATEWAY, "origin response lost", ctx, out)
         }
