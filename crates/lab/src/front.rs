@@ -93,6 +93,8 @@ pub struct RouterSetup {
 pub struct Front {
     pub group: Group,
     pub addr: SocketAddr,
+    /// Admin listeners of larder routers (for their placement figures); none for anchors.
+    pub admins: Vec<SocketAddr>,
 }
 
 impl Front {
@@ -118,6 +120,7 @@ pub fn start(
 ) -> Result<Front> {
     let mut group = Group::new(launcher.grace, launcher.signals);
     let instances = instances.max(1);
+    let mut admins = Vec::new();
     let addr = match system {
         System::Larder(policy, placement) => {
             let mut config = larder_config(policy, setup, nodes);
@@ -126,6 +129,9 @@ pub fn start(
             let mut addr = None;
             for i in 1..=instances {
                 config.name = format!("r{i}");
+                let admin = local_address(None)?;
+                config.admin.listen = admin.to_string();
+                admins.push(admin);
                 let label =
                     if instances == 1 { "router".to_string() } else { format!("router{i}") };
                 let bound =
@@ -160,7 +166,7 @@ pub fn start(
         }
     };
     match probe::answers(addr, probe_path, deadline, &launcher.signals) {
-        Ok(true) => Ok(Front { group, addr }),
+        Ok(true) => Ok(Front { group, addr, admins }),
         Ok(false) => Err(LabError::Interrupted),
         Err(e) => {
             let tail = group.children[0].tail();

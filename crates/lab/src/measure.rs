@@ -3,6 +3,7 @@
 //! the figures as a [`Row`]: throughput and latency from the load generator, hit ratios
 //! from the nodes' load reports, CPU time per request from /proc.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,7 @@ use crate::launcher::Launcher;
 use crate::load_report::NodeCounters;
 use crate::nodes::{self, Nodes};
 use crate::plan::{Connections, ExperimentPlan, Kind, Ramp, Setup};
+use crate::probe;
 use crate::results::Row;
 use crate::workload::Workload;
 
@@ -100,6 +102,7 @@ fn measure(
     let reports = run_together(&runtime, &plans.configs(plan, &base, plan.duration, per_request))?;
     let cpu_after = cpu_now(front, nodes);
     let after = nodes.counters()?;
+    let picks_on_holders = picks_on_holders(&front.admins);
     let users_sustained = match plan.ramp {
         Some(Ramp { spec, timeout, max_users }) if plan.kind == Kind::Locality => {
             let mut config = Config::closed(base.clone(), plans.main.clone(), spec.start);
@@ -145,7 +148,27 @@ fn measure(
         static_mean_ms: dynamic.map(|_| main.total.latency_ms.mean),
         static_p99_ms: dynamic.map(|_| main.total.latency_ms.p99),
         dynamic_mean_ms: reports.get(1).map(|r| r.total.latency_ms.mean),
+        picks_on_holders,
     })
+}
+
+/// Over the routers behind `admins`, the share of their recent picks that went to a node
+/// holding the target by its own report (each router's share weighted by its picks);
+/// `None` when no router counted any (anchors, nodes that report no holdings).
+fn picks_on_holders(admins: &[SocketAddr]) -> Option<f64> {
+    let (mut picks, mut on_holders) = (0.0, 0.0);
+    for &admin in admins {
+        let Ok((200, body)) = probe::fetch(admin, "/stats") else { continue };
+        let Ok(stats) = serde_json::from_slice::<serde_json::Value>(&body) else { continue };
+        let p = &stats["placement"];
+        if let (Some(n), Some(share)) =
+            (p["recent_picks_of_reporting_nodes"].as_f64(), p["recent_picks_on_holders"].as_f64())
+        {
+            picks += n;
+            on_holders += n * share;
+        }
+    }
+    (picks > 0.0).then(|| on_holders / picks)
 }
 
 /// The plans of one run: the workload's, and the dynamic requests' for `classes`.

@@ -1,6 +1,7 @@
 //! Starting `larder node`s on 127.0.0.1: one per spec, each waited for until it answers;
 //! the running nodes' load reports and CPU time.
 
+use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
@@ -38,11 +39,37 @@ pub fn start(
     extra: &[String],
     deadline: Instant,
 ) -> Result<Option<Nodes>> {
+    let content = [OsString::from("--docroot"), docroot.as_os_str().to_owned()];
+    start_serving(launcher, &content, specs, extra, deadline)
+}
+
+/// Starts one node per spec caching in front of `origins` (each given as `--origin`, in
+/// order), as [`start`] does.
+pub fn start_caching(
+    launcher: &Launcher,
+    origins: &[String],
+    specs: &[NodeSpec],
+    extra: &[String],
+    deadline: Instant,
+) -> Result<Option<Nodes>> {
+    let content: Vec<OsString> =
+        origins.iter().flat_map(|o| [OsString::from("--origin"), OsString::from(o)]).collect();
+    start_serving(launcher, &content, specs, extra, deadline)
+}
+
+/// Starts one node per spec told what to serve by `content` (its flags).
+fn start_serving(
+    launcher: &Launcher,
+    content: &[OsString],
+    specs: &[NodeSpec],
+    extra: &[String],
+    deadline: Instant,
+) -> Result<Option<Nodes>> {
     let signals = launcher.signals;
     let mut nodes = Nodes { group: Group::new(launcher.grace, signals), addrs: Vec::new() };
     for (i, spec) in specs.iter().enumerate() {
         let mut cmd = Command::new(&launcher.exe);
-        cmd.arg("node").arg("--docroot").arg(docroot);
+        cmd.arg("node").args(content);
         cmd.args(["--listen", "127.0.0.1:0", "--cache-mb", &spec.cache_mb.to_string()]);
         cmd.args(extra);
         if let Some(cpu) = spec.cpu {

@@ -37,6 +37,10 @@ pub struct Row {
     pub static_mean_ms: Option<f64>,
     pub static_p99_ms: Option<f64>,
     pub dynamic_mean_ms: Option<f64>,
+    /// larder route: the share of its recent picks (the last 5–10 s, over every router of
+    /// the run) that went to a node holding the target by the node's own report.
+    #[serde(default)]
+    pub picks_on_holders: Option<f64>,
 }
 
 /// Rows of one (workload, connections) group, by system in first-seen order.
@@ -101,12 +105,18 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
         let classes =
             systems.iter().any(|(_, runs)| runs.iter().any(|r| r.static_mean_ms.is_some()));
         let ramp = systems.iter().any(|(_, runs)| runs.iter().any(|r| r.users_sustained.is_some()));
+        let agreement =
+            systems.iter().any(|(_, runs)| runs.iter().any(|r| r.picks_on_holders.is_some()));
         let mut head = format!(
             "| system | req/s | × {base_name} | hit ratio | mean ms | p99 ms | errors | disk MB/s | CPU µs/req router · nodes · client |"
         );
         let mut rule = "|---|---:|---:|---:|---:|---:|---:|---:|---|".to_string();
         if ramp {
             head.push_str(" users sustained |");
+            rule.push_str("---:|");
+        }
+        if agreement {
+            head.push_str(" picks on holders |");
             rule.push_str("---:|");
         }
         if classes {
@@ -132,6 +142,10 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
             if ramp {
                 let users = optional(runs, |r| r.users_sustained.map(f64::from));
                 let _ = write!(out, " {} |", users.map_or("–".into(), |u| format!("{u:.0}")));
+            }
+            if agreement {
+                let share = optional(runs, |r| r.picks_on_holders);
+                let _ = write!(out, " {} |", share.map_or("–".into(), |s| format!("{s:.3}")));
             }
             if classes {
                 let cell = |v: Option<f64>| cell(v.unwrap_or(f64::NAN));
@@ -257,6 +271,7 @@ mod tests {
             static_mean_ms: None,
             static_p99_ms: None,
             dynamic_mean_ms: None,
+            picks_on_holders: None,
         }
     }
 
@@ -277,6 +292,18 @@ mod tests {
         assert_eq!(claims.len(), 2, "{claims:?}");
         assert!(claims[0].contains("lard-r/wrr throughput 3.00x (>= 2: holds)"), "{claims:?}");
         assert!(claims[1].contains("hit ratio 0.500 (>= 0.9: FAILS)"), "{claims:?}");
+    }
+
+    #[test]
+    fn agreement_has_a_column_when_routers_counted_it() {
+        let rows = [
+            row("haproxy", 0, 100.0),
+            Row { picks_on_holders: Some(0.987), ..row("lard-r ×4", 0, 300.0) },
+        ];
+        let t = render_table(&rows, "haproxy");
+        assert!(t.contains("| picks on holders |"), "{t}");
+        assert!(t.contains("| 0.987 |") && t.contains("| – |"), "{t}");
+        assert!(!render_table(&rows[..1], "haproxy").contains("picks on holders"));
     }
 
     #[test]

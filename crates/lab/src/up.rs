@@ -50,6 +50,9 @@ pub struct UpConfig {
     pub policy: Option<PolicyKind>,
     /// Serve these files instead of the synthetic store.
     pub docroot: Option<PathBuf>,
+    /// Be caching nodes in front of these origin URLs (tried in order) instead of
+    /// serving files.
+    pub origins: Vec<String>,
     /// The router's configuration for everything but its nodes and addresses.
     pub config: Option<PathBuf>,
     pub listen: SocketAddr,
@@ -110,7 +113,11 @@ impl UpConfig {
         let deadline = Instant::now() + self.start_timeout;
         let direct_io: &[String] = if self.direct_io { &["--direct-io".to_string()] } else { &[] };
         let specs = vec![NodeSpec { cache_mb: self.cache_mb, cpu: None }; usize::from(self.nodes)];
-        let started = nodes::start(&launcher, &docroot, &specs, direct_io, deadline)?;
+        let started = if self.origins.is_empty() {
+            nodes::start(&launcher, &docroot, &specs, direct_io, deadline)?
+        } else {
+            nodes::start_caching(&launcher, &self.origins, &specs, &[], deadline)?
+        };
         let Some(Nodes { group, addrs }) = started else { return stopped(None) };
         let mut cluster = Cluster { routers: Group::new(launcher.grace, signals), nodes: group };
         for (node, (name, addr)) in cluster.nodes.children.iter().zip(&addrs) {
@@ -221,8 +228,13 @@ impl UpConfig {
     }
 
     /// The directory the nodes serve (`--docroot`, or the synthetic store, built if need
-    /// be) and the URL path of a document to try first.
+    /// be; none for caching nodes) and the URL path of a document to try first.
     fn documents(&self) -> Result<(PathBuf, String)> {
+        if !self.origins.is_empty() {
+            let origins = self.origins.join(", then ");
+            println!("larder up: caching {origins}; each node caches {} MiB", self.cache_mb);
+            return Ok((PathBuf::new(), "/".to_string()));
+        }
         match &self.docroot {
             Some(dir) if dir.is_dir() => {
                 println!(

@@ -24,7 +24,7 @@ struct Cli {
 enum Command {
     Trace(cmd::trace::Args),
     Sim(Box<cmd::sim::Args>),
-    Node(cmd::node::Args),
+    Node(Box<cmd::node::Args>),
     Bench(Box<cmd::bench::Args>),
     Route(cmd::route::Args),
     Up(cmd::up::Args),
@@ -35,7 +35,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Trace(args) => cmd::trace::run(args),
         Command::Sim(args) => cmd::sim::run(*args),
-        Command::Node(args) => cmd::node::run(args),
+        Command::Node(args) => cmd::node::run(*args),
         Command::Bench(args) => cmd::bench::run(*args),
         Command::Route(args) => cmd::route::run(args),
         Command::Up(args) => cmd::up::run(args),

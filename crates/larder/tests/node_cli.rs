@@ -3,7 +3,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use testkit::{get_once, Spawned, TempDir};
+use testkit::{get_once, Route, Spawned, TempDir, TestOrigin};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -35,9 +35,58 @@ fn serves_then_exits_on_sigterm() {
 fn help_explains_the_flags() {
     let out = Command::new(env!("CARGO_BIN_EXE_larder")).args(["node", "--help"]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    for flag in
-        ["--docroot", "--listen", "--cache-mb", "--direct-io", "--threads", "--header-timeout-ms"]
-    {
+    for flag in [
+        "--docroot",
+        "--listen",
+        "--cache-mb",
+        "--direct-io",
+        "--threads",
+        "--header-timeout-ms",
+        "--origin ",
+        "--origin-default-ttl",
+        "--origin-stale-if-error",
+        "--origin-timeout-ms",
+        "--origin-max-idle",
+        "--origin-max-head-kb",
+        "--origin-max-head-fields",
+    ] {
         assert!(text.contains(flag), "{flag} missing from --help");
     }
+}
+
+#[test]
+fn caches_an_origin_without_a_docroot() {
+    let origin = TestOrigin::start();
+    origin.set("/o.txt", Route::ok(&[("Cache-Control", "max-age=600")], b"from the origin\n"));
+    let child = Spawned::start(Command::new(env!("CARGO_BIN_EXE_larder")).args([
+        "node",
+        "--listen",
+        "127.0.0.1:0",
+        "--origin",
+        &origin.url(),
+    ]));
+    let line = child.stderr.recv_timeout(WAIT).expect("no start-up line");
+    // The line names the origin first, then the node's own address.
+    let addr = line.rsplit("http://").next().and_then(|s| s.split_whitespace().next()).unwrap();
+    for cache in ["MISS", "HIT"] {
+        let resp = get_once(addr, "/o.txt", WAIT);
+        assert!(resp.starts_with("HTTP/1.1 200 OK\r\n"), "{resp}");
+        assert!(resp.contains(&format!("\r\nX-Larder-Cache: {cache}\r\n")), "{resp}");
+        assert!(resp.ends_with("\r\n\r\nfrom the origin\n"), "{resp}");
+    }
+    assert_eq!(origin.hits("/o.txt"), 1);
+    child.signal("TERM");
+    let status = child.wait_within(WAIT).expect("node did not exit on SIGTERM");
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn a_bad_origin_url_is_refused_clearly() {
+    let out = Command::new(env!("CARGO_BIN_EXE_larder"))
+        .args(["node", "--listen", "127.0.0.1:0", "--origin", "https://example.org"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"https://example.org\" is not an http://"), "{err}");
 }

@@ -7,7 +7,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use testkit::{get_once, Spawned, TempDir};
+use testkit::{get_once, get_once_bytes, Response, Route, Spawned, TempDir, TestOrigin};
 
 /// Generous bounds for a loaded 2-core machine; the test takes a few seconds.
 const START: Duration = Duration::from_secs(60);
@@ -122,6 +122,39 @@ fn serves_through_the_router_and_stops_everything_on_sigterm() {
     let names: Vec<_> =
         std::fs::read_dir(&store).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[test]
+fn caching_nodes_serve_an_origin_byte_exact_and_stop_on_sigterm() {
+    let tmp = TempDir::new("up-test-origin");
+    let origin = TestOrigin::start();
+    let body: Vec<u8> = (0..70_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    origin.set("/site/blob.bin", Route::ok(&[("Cache-Control", "max-age=600")], &body));
+    let site = format!("{}/site", origin.url());
+    let up = start(&tmp.0.join("store"), &["--nodes", "2", "--origin", &site]);
+    let out = up.stdout_until(|l| l.starts_with("larder up: ready"));
+    assert!(out.last().is_some_and(|l| l.starts_with("larder up: ready")), "{out:?}");
+    assert!(out.iter().any(|l| l.contains(&format!("caching {site}"))), "{out:?}");
+    let children = pids(&out);
+    assert_eq!(children.len(), 3, "2 nodes and a router: {out:?}");
+    let listen = field(&out, "router");
+    let addr = listen.strip_prefix("http://").unwrap();
+    for _ in 0..2 {
+        let resp = get_once_bytes(addr, "/blob.bin", EXIT);
+        let (head, n) = Response::parse_head(&resp).unwrap().expect("a response head");
+        assert_eq!(head.status, 200, "{:?}", head.headers);
+        assert!(resp[n..] == body[..], "body differs from the origin's");
+    }
+    assert_eq!(origin.hits("/site/blob.bin"), 1, "the second came from the node's cache");
+
+    up.child.signal("TERM");
+    let status = up.wait_exit();
+    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
+    // The nodes' command lines name the origin, the router's the run directory.
+    for pid in children {
+        let run_dir = format!("larder-up-{}", up.pid);
+        assert!(gone(pid, &site) && gone(pid, &run_dir), "{pid} outlived larder up");
+    }
 }
 
 #[test]

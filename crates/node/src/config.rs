@@ -1,6 +1,7 @@
 //! Everything a node can be told, with defaults that are safe on an open network.
 
 use crate::dynamic::DynamicConfig;
+use crate::origin::OriginConfig;
 use http1::Limits;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -54,6 +55,8 @@ pub struct Config {
     pub dynamic: Option<DynamicConfig>,
     /// Combined Log Format access log; `None` turns it off.
     pub access_log: Option<PathBuf>,
+    /// Serve from origins instead of the docroot (`--origin`); `None` serves files.
+    pub origin: Option<OriginConfig>,
 }
 
 impl Config {
@@ -82,6 +85,7 @@ impl Config {
             metrics_path: Some("/.larder/metrics".into()),
             dynamic: Some(DynamicConfig::default()),
             access_log: None,
+            origin: None,
         }
     }
 
@@ -113,6 +117,19 @@ impl Config {
         if self.dynamic.as_ref().is_some_and(|d| d.mount.is_empty() || d.mount.contains('/')) {
             return Err(ConfigError::Mount);
         }
+        if let Some(o) = &self.origin {
+            if o.origins.is_empty() {
+                return Err(ConfigError::NoOrigin);
+            }
+            if o.timeout.is_zero() {
+                return Err(ConfigError::Zero("origin timeout"));
+            }
+            if o.max_head_bytes == 0 || o.max_head_fields == 0 {
+                return Err(ConfigError::Zero("origin max_head_bytes and max_head_fields"));
+            }
+            // A caching node needs no docroot.
+            return Ok(());
+        }
         if !self.docroot.is_dir() {
             return Err(ConfigError::Docroot(self.docroot.clone()));
         }
@@ -131,6 +148,8 @@ pub enum ConfigError {
     ReportPath(String),
     #[error("the dynamic mount must be one non-empty path segment")]
     Mount,
+    #[error("origin mode needs at least one origin")]
+    NoOrigin,
     #[error("docroot {0} is not a directory")]
     Docroot(PathBuf),
 }

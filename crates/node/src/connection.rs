@@ -160,7 +160,7 @@ impl Conn {
         // lives while a request does; kept inline it would make every idle connection as
         // large as the busiest request path.
         self.ensure_out();
-        let reply = Box::pin(respond(&node, head, &mut self.out)).await;
+        let mut reply = Box::pin(respond(&node, head, &mut self.out)).await;
         if let Some(body) = &reply.shared {
             if self.pos < self.inbuf.len() {
                 // More pipelined requests are waiting: batch their answers into one write.
@@ -172,6 +172,11 @@ impl Conn {
         if let Some(stream) = &reply.stream {
             self.flush().await?;
             Box::pin(self.send_file(stream)).await?;
+        }
+        if let Some(relay) = reply.relay.take() {
+            self.flush().await?;
+            let limit = node.config.send_timeout;
+            reply.body_bytes = Box::pin(relay.send(&mut self.stream, limit)).await?;
         }
         self.account(Some(head), &reply);
         Ok(reply.close)

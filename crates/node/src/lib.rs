@@ -27,6 +27,8 @@
 //!   JSON load report (`wire::LoadReport`) and the Prometheus rendering.
 //! - [`access_log`]: Combined Log Format entries (`wire::clf`), buffered and written by its
 //!   own thread.
+//! - [`origin`]: the node as a cache in front of origin servers (`--origin`): the pooled
+//!   client, the HTTP caching rules, the object store, coalesced misses, 502/504.
 //! - [`config`]: every limit and switch, with safe defaults; [`error`]: [`NodeError`].
 
 // `unsafe` only in the modules marked `allow(unsafe_code)` below (libc calls the standard
@@ -46,6 +48,7 @@ pub mod dynamic;
 mod dynamic_route;
 pub mod error;
 pub mod holdings;
+pub mod origin;
 pub mod path;
 pub mod pool;
 pub mod range;

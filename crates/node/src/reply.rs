@@ -42,6 +42,8 @@ pub struct Reply {
     /// A cached body to send after the head written into the output buffer.
     pub shared: Option<SharedBody>,
     pub stream: Option<FileStream>,
+    /// An origin body relayed after the head as it arrives.
+    pub relay: Option<crate::origin::Relay>,
 }
 
 /// What shapes every response to one request.
@@ -108,6 +110,7 @@ pub fn simple(
         close: !ctx.keep_alive,
         shared: None,
         stream: None,
+        relay: None,
     }
 }
 

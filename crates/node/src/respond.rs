@@ -37,6 +37,9 @@ pub async fn respond(node: &Rc<NodeState>, head: &RequestHead, out: &mut Vec<u8>
         let ctype = "text/plain; version=0.0.4; charset=utf-8";
         return simple(node, out, Status::OK, &ctx, ctype, text.as_bytes(), &[]);
     }
+    if let Some(origin) = &node.origin {
+        return crate::origin::serve(node, origin, head, &ctx, out).await;
+    }
     let safe = match sanitize(path) {
         Ok(s) => s,
         Err(_) => return error(node, out, Status::BAD_REQUEST, &ctx, &[]),

@@ -7,6 +7,7 @@ use crate::buffers::BufferPool;
 use crate::config::Config;
 use crate::error::NodeError;
 use crate::holdings::Holdings;
+use crate::origin::OriginState;
 use crate::pool::{HelperPool, PoolGone};
 use crate::single_flight::SingleFlight;
 use crate::stats::{Counters, LoadSampler, NodeReport};
@@ -60,6 +61,8 @@ pub struct NodeState {
     pub counters: Counters,
     pub load: RefCell<LoadSampler>,
     pub log: Option<RefCell<AccessLog>>,
+    /// The origins and their object store when the node is a cache (`--origin`).
+    pub origin: Option<OriginState>,
     pub shutting_down: watch::Receiver<bool>,
     /// What the content cache holds, summarised for the load report.
     pub holdings: RefCell<Holdings>,
@@ -71,7 +74,12 @@ impl NodeState {
         shutting_down: watch::Receiver<bool>,
     ) -> Result<NodeState, NodeError> {
         config.validate()?;
-        let root = config.docroot.canonicalize()?;
+        // A caching node serves no files: its docroot need not exist.
+        let root = match config.origin {
+            Some(_) => config.docroot.clone(),
+            None => config.docroot.canonicalize()?,
+        };
+        let origin = config.origin.clone().map(|o| OriginState::new(o, config.cache_bytes));
         let translate = Arc::new(crate::translate::TranslateOptions {
             root,
             follow_outside_symlinks: config.follow_outside_symlinks,
@@ -95,6 +103,7 @@ impl NodeState {
             counters: Counters::default(),
             load: RefCell::new(LoadSampler::default()),
             log,
+            origin,
             shutting_down,
             config,
             holdings: RefCell::new(Holdings::new(SystemTime::now())),
@@ -115,23 +124,31 @@ impl NodeState {
         let c = &self.counters;
         let sampler = self.load.borrow();
         let bodies = self.bodies.borrow();
+        let (origin_used, origin_capacity) =
+            self.origin.as_ref().map_or((0, 0), OriginState::cache_bytes);
+        let origin = self.origin.as_ref().map(OriginState::counters);
+        let origin_named = self.origin.as_ref().map_or_else(Vec::new, |o| o.upstream.store.named());
+        let origin_count = |f: fn(&crate::origin::OriginCounters) -> u64| origin.map_or(0, f);
         let load = wire::LoadReport {
             in_flight: c.in_flight.get(),
             open_connections: c.open_connections.get(),
             cpu_pct: sampler.cpu_pct,
             disk_read_bytes_per_sec: sampler.disk_read_bytes_per_sec,
             disk_read_bytes: sampler.disk_read_bytes,
-            cache_bytes: bodies.used_bytes(),
-            cache_capacity_bytes: bodies.capacity_bytes(),
+            cache_bytes: bodies.used_bytes() + origin_used,
+            cache_capacity_bytes: bodies.capacity_bytes() + origin_capacity,
             hits: c.hits.get(),
             misses: c.misses.get(),
             requests: c.requests.get(),
             helper_queue: (self.disk.pending() + self.cpu.pending()) as u64,
             disk_pct: None,
-            holdings: self
-                .holdings
-                .borrow_mut()
-                .digest(|| bodies.iter().filter_map(|(_, b, _)| b.target)),
+            holdings: self.holdings.borrow_mut().digest(|| {
+                let bodies = bodies.iter().filter_map(|(_, b, _)| b.target);
+                bodies.chain(origin_named.iter().copied())
+            }),
+            origin_fetches: origin_count(|c| c.fetches.get()),
+            origin_bytes: origin_count(|c| c.bytes.get()),
+            origin_errors: origin_count(|c| c.errors.get()),
         };
         NodeReport {
             load,

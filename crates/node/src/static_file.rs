@@ -91,6 +91,7 @@ async fn serve_file(
             close: !ctx.keep_alive,
             shared: None,
             stream: None,
+            relay: None,
         };
     }
     let range = match head.header("range") {
@@ -129,8 +130,14 @@ async fn serve_file(
         h.header("Content-Range", cr.as_bytes());
     }
     h.finish();
-    let mut reply =
-        Reply { status, body_bytes: 0, close: !ctx.keep_alive, shared: None, stream: None };
+    let mut reply = Reply {
+        status,
+        body_bytes: 0,
+        close: !ctx.keep_alive,
+        shared: None,
+        stream: None,
+        relay: None,
+    };
     if ctx.head_only {
         return reply;
     }

@@ -186,6 +186,14 @@ impl NodeReport {
             "Jobs queued or running on helper threads.",
             self.load.helper_queue.to_string(),
         );
+        let origin = [
+            ("origin_fetches_total", "Requests sent to origins.", self.load.origin_fetches),
+            ("origin_bytes_total", "Response bytes received from origins.", self.load.origin_bytes),
+            ("origin_errors_total", "Origin fetches that failed.", self.load.origin_errors),
+        ];
+        for (name, help, value) in origin {
+            metric(name, "counter", help, value.to_string());
+        }
         metric("sent_bytes_total", "counter", "Response bytes sent.", self.bytes_sent.to_string());
         metric(
             "header_timeouts_total",

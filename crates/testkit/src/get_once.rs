@@ -7,11 +7,16 @@ use std::time::Duration;
 /// GET `path` from `addr` (`host:port`) with `Connection: close` and return the whole
 /// raw response (head and body) as text; every read gives up after `wait`.
 pub fn get_once(addr: &str, path: &str, wait: Duration) -> String {
+    String::from_utf8_lossy(&get_once_bytes(addr, path, wait)).into_owned()
+}
+
+/// The same, the response's bytes exactly as received.
+pub fn get_once_bytes(addr: &str, path: &str, wait: Duration) -> Vec<u8> {
     let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
     s.set_read_timeout(Some(wait)).unwrap();
     let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     s.write_all(req.as_bytes()).unwrap();
     let mut resp = Vec::new();
     s.read_to_end(&mut resp).unwrap();
-    String::from_utf8_lossy(&resp).into_owned()
+    resp
 }

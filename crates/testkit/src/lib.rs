@@ -5,6 +5,7 @@
 //! - [`TempDir`] (`temp_dir.rs`): a fresh scratch directory, removed on drop.
 //! - [`lines`] (`lines.rs`): a reader's lines on a channel, so every wait has a deadline.
 //! - [`get_once`] (`get_once.rs`): one GET on a fresh connection, read to the close.
+//! - [`TestOrigin`] (`origin.rs`): a scriptable origin web server for caching nodes.
 //! - [`Response`] (`response.rs`): a response as a test client saw it, its head
 //!   parse, and [`header`] lookup by name.
 //! - [`Spawned`], [`output_within`] (`child.rs`): a child process (the `larder` binary)
@@ -16,11 +17,13 @@
 mod child;
 mod get_once;
 mod lines;
+mod origin;
 mod response;
 mod temp_dir;
 
 pub use child::{output_within, Spawned};
-pub use get_once::get_once;
+pub use get_once::{get_once, get_once_bytes};
 pub use lines::lines;
+pub use origin::{Route, TestOrigin};
 pub use response::{header, Response};
 pub use temp_dir::TempDir;

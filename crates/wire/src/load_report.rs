@@ -40,6 +40,17 @@ pub struct LoadReport {
     /// ([`crate::TargetHint`]); absent from servers that do not say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holdings: Option<crate::TargetDigest>,
+    /// Requests a caching node sent to its origins (revalidations included): what its
+    /// misses cost.
+    #[serde(default)]
+    pub origin_fetches: u64,
+    /// Response bytes received from origins.
+    #[serde(default)]
+    pub origin_bytes: u64,
+    /// Origin fetches that failed (unreachable, timed out, broken, or a 5xx a stale copy
+    /// stood in for).
+    #[serde(default)]
+    pub origin_errors: u64,
 }
 
 /// Rates are estimates: two decimals are all the precision they have. A non-finite

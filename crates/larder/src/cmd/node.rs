@@ -6,17 +6,49 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Serve a document root: the back-end web server (Flash-like).
+/// Serve a document root, or cache an origin: the back-end web server (Flash-like).
 ///
 /// Serves over HTTP/1.1 the way Flash did: one event loop that never waits
 /// for the disk, helper threads for path translation and disk reads, and caches for path
 /// translation, response headers and file data. Reports its load at `--load-path` for the
 /// router. SIGTERM (or Ctrl-C) stops accepting, finishes in-flight requests and exits.
+///
+/// With --origin the node is a cache in front of web servers instead: it serves what it
+/// holds and fetches misses from the origins over pooled keep-alive connections, keeping
+/// responses as HTTP caching allows (Cache-Control, Expires, Age, Vary, revalidation with
+/// 304, stale-if-error). Concurrent misses for one URL cause one origin request.
+/// Responses carry X-Larder-Cache: HIT, MISS, REVALIDATED, STALE or PASS.
 #[derive(Parser, Debug)]
 pub struct Args {
-    /// Directory to serve. Paths can never leave it.
-    #[arg(long)]
-    docroot: PathBuf,
+    /// Directory to serve. Paths can never leave it. Not needed with --origin.
+    #[arg(long, required_unless_present = "origin")]
+    docroot: Option<PathBuf>,
+    /// Be a cache in front of this origin (http://host[:port][/path]) instead of serving a
+    /// docroot. Repeat for fallbacks: each request tries them in order until one answers.
+    #[arg(long, value_name = "URL", conflicts_with = "docroot")]
+    origin: Vec<String>,
+    /// Seconds an origin response without Cache-Control max-age/s-maxage or Expires stays
+    /// fresh (for the statuses HTTP allows to be cached that way, such as 200 and 404).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    origin_default_ttl: u64,
+    /// Seconds past expiry a stale response may be served when the origin is unreachable,
+    /// times out or answers 500/502/503/504 (a response's own stale-if-error wins;
+    /// must-revalidate, proxy-revalidate and s-maxage forbid it).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    origin_stale_if_error: u64,
+    /// Milliseconds allowed for an origin fetch up to the response head, and for each wait
+    /// for body bytes after it; 504 Gateway Timeout when exceeded before the head.
+    #[arg(long, default_value_t = 10_000)]
+    origin_timeout_ms: u64,
+    /// Idle keep-alive connections kept open per origin.
+    #[arg(long, default_value_t = 32)]
+    origin_max_idle: usize,
+    /// Largest origin response head in KiB (502 Bad Gateway beyond).
+    #[arg(long, default_value_t = 64)]
+    origin_max_head_kb: usize,
+    /// Most header fields in an origin response head (502 Bad Gateway beyond).
+    #[arg(long, default_value_t = 128)]
+    origin_max_head_fields: usize,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
@@ -33,7 +65,8 @@ pub struct Args {
     /// Helper threads for computing dynamic views.
     #[arg(long, default_value_t = 1)]
     cpu_threads: usize,
-    /// Files up to this many KiB are cached whole; larger ones are streamed with sendfile.
+    /// Files (and origin responses) up to this many KiB are cached whole; larger files are
+    /// streamed with sendfile, larger origin responses relayed uncached as they arrive.
     #[arg(long, default_value_t = 1024)]
     max_cached_file_kb: u64,
     /// Entries in the path-translation cache (each keeps a file open).
@@ -118,7 +151,25 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let mut cfg = node::Config::new(&args.docroot);
+    let origins: Vec<node::origin::OriginUrl> =
+        args.origin.iter().map(|u| node::origin::OriginUrl::parse(u)).collect::<Result<_, _>>()?;
+    // A caching node has no docroot: its ready line names the first origin instead.
+    let docroot = match (&args.docroot, origins.first()) {
+        (Some(d), _) => d.clone(),
+        (None, Some(o)) => PathBuf::from(o.to_string()),
+        (None, None) => anyhow::bail!("--docroot or --origin is required"),
+    };
+    let mut cfg = node::Config::new(&docroot);
+    if !origins.is_empty() {
+        let mut o = node::origin::OriginConfig::new(origins);
+        o.defaults.ttl = Duration::from_secs(args.origin_default_ttl);
+        o.defaults.stale_if_error = Duration::from_secs(args.origin_stale_if_error);
+        o.timeout = Duration::from_millis(args.origin_timeout_ms);
+        o.max_idle_per_origin = args.origin_max_idle;
+        o.max_head_bytes = args.origin_max_head_kb << 10;
+        o.max_head_fields = args.origin_max_head_fields;
+        cfg.origin = Some(o);
+    }
     cfg.cache_bytes = args.cache_mb << 20;
     cfg.max_cached_file_bytes = args.max_cached_file_kb << 10;
     cfg.direct_io = args.direct_io;
@@ -161,7 +212,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let listener = std::net::TcpListener::bind(args.listen)
         .with_context(|| format!("binding {}", args.listen))?;
     let ready = wire::NodeReady {
-        docroot: args.docroot.clone(),
+        docroot,
         addr: listener.local_addr()?,
         cache_mib: args.cache_mb,
         direct_io: args.direct_io,

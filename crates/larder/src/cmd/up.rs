@@ -34,6 +34,11 @@ pub struct Args {
     /// Serve the files under DIR instead of the synthetic store.
     #[arg(long, value_name = "DIR")]
     docroot: Option<PathBuf>,
+    /// Instead of serving files, make the nodes caches in front of this existing site
+    /// (http://host[:port][/path], e.g. your nginx); repeat for fallbacks tried in order.
+    /// Each node fetches what it misses and keeps it as HTTP caching allows.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["docroot", "bench"])]
+    origin: Vec<String>,
     /// Router configuration (TOML, see examples/router.toml) for everything else; its
     /// nodes are replaced by the started ones, and its listen and admin addresses by
     /// --listen and --admin.
@@ -81,11 +86,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    // A mistyped origin is refused here, before any process starts.
+    for url in &args.origin {
+        node::origin::OriginUrl::parse(url)?;
+    }
     let config = UpConfig {
         nodes: args.nodes,
         cache_mb: args.cache_mb,
         policy: args.policy,
         docroot: args.docroot,
+        origins: args.origin,
         config: args.config,
         listen: args.listen,
         routers: args.routers,

@@ -1,0 +1,258 @@
+//! The origin client: HTTP/1.1 over pooled keep-alive connections, origins tried in order,
+//! every wait bounded. It sends one GET and returns the response head with a reader for
+//! the body (`body.rs`), which hands the connection back to the pool once the body has
+//! been read to its end.
+
+use super::body::OriginBody;
+use super::config::{OriginConfig, OriginUrl};
+use super::conn::{OriginConn, OriginCounters, Shared, READ_CHUNK};
+use super::error::OriginError;
+use super::fields::Field;
+use http1::framing::response_framing;
+use std::rc::Rc;
+use std::time::Instant;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::timeout_at;
+
+/// A response head from the origin.
+#[derive(Clone, Debug)]
+pub struct OriginHead {
+    pub status: u16,
+    pub fields: Vec<Field>,
+}
+
+/// The origin client of one node's event loop.
+pub struct OriginClient {
+    origins: Vec<OriginUrl>,
+    max_head_bytes: usize,
+    max_head_fields: usize,
+    shared: Rc<Shared>,
+}
+
+/// Why one attempt failed, and whether a fresh connection may try again.
+struct Attempt {
+    error: OriginError,
+    /// The connection was a pooled one that failed before any response byte: the
+    /// origin had closed it while idle, so the request was never seen.
+    stale_pooled: bool,
+}
+
+impl OriginClient {
+    pub fn new(cfg: &OriginConfig) -> OriginClient {
+        let shared = Shared::new(cfg);
+        OriginClient {
+            origins: cfg.origins.clone(),
+            max_head_bytes: cfg.max_head_bytes,
+            max_head_fields: cfg.max_head_fields,
+            shared: Rc::new(shared),
+        }
+    }
+
+    pub fn counters(&self) -> &OriginCounters {
+        &self.shared.counters
+    }
+
+    /// GET `target` (origin-form, `/path?query`) with `fields` from the origins in order,
+    /// the first that answers winning; the whole exchange up to the response head is
+    /// bounded by the configured timeout.
+    pub async fn get(
+        &self,
+        target: &str,
+        fields: &[(&str, &[u8])],
+    ) -> Result<(OriginHead, OriginBody), OriginError> {
+        let c = &self.shared.counters;
+        OriginCounters::add(&c.fetches, 1);
+        let deadline = Instant::now() + self.shared.timeout;
+        let mut last = None;
+        for (i, origin) in self.origins.iter().enumerate() {
+            let request = render_request(origin, target, fields);
+            match self.try_origin(i, &request, deadline).await {
+                Ok(r) => return Ok(r),
+                Err(e) => {
+                    let timed_out = matches!(e, OriginError::Timeout { .. });
+                    last = Some(e);
+                    if timed_out {
+                        break;
+                    }
+                }
+            }
+        }
+        OriginCounters::add(&c.errors, 1);
+        Err(last.unwrap_or_else(|| OriginError::Protocol {
+            origin: String::new(),
+            what: "no origin configured".into(),
+        }))
+    }
+
+    async fn try_origin(
+        &self,
+        i: usize,
+        request: &[u8],
+        deadline: Instant,
+    ) -> Result<(OriginHead, OriginBody), OriginError> {
+        let pooled = self.shared.idle.borrow_mut()[i].pop();
+        if let Some(conn) = pooled {
+            match self.exchange(conn, request, deadline, true).await {
+                Ok(r) => return Ok(r),
+                Err(a) if !a.stale_pooled => return Err(a.error),
+                Err(_) => {}
+            }
+        }
+        let o = &self.origins[i];
+        let stream = match timeout_at(
+            deadline.into(),
+            TcpStream::connect((o.host.as_str(), o.port)),
+        )
+        .await
+        {
+            Err(_) => return Err(self.shared.timeout_error(i)),
+            Ok(Err(source)) => return Err(OriginError::Connect { origin: o.to_string(), source }),
+            Ok(Ok(s)) => s,
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = OriginConn { stream, buf: Vec::new(), origin: i };
+        self.exchange(conn, request, deadline, false).await.map_err(|a| a.error)
+    }
+
+    /// Send `request` on `conn` and read the response head (skipping 1xx heads).
+    async fn exchange(
+        &self,
+        mut conn: OriginConn,
+        request: &[u8],
+        deadline: Instant,
+        pooled: bool,
+    ) -> Result<(OriginHead, OriginBody), Attempt> {
+        let i = conn.origin;
+        let protocol =
+            |what: &str| OriginError::Protocol { origin: self.shared.name(i), what: what.into() };
+        let fail = |error: OriginError, got_bytes: bool| Attempt {
+            stale_pooled: pooled && !got_bytes && !matches!(error, OriginError::Timeout { .. }),
+            error,
+        };
+        match timeout_at(deadline.into(), conn.stream.write_all(request)).await {
+            Err(_) => return Err(fail(self.shared.timeout_error(i), false)),
+            Ok(Err(e)) => return Err(fail(protocol(&format!("writing the request: {e}")), false)),
+            Ok(Ok(())) => {}
+        }
+        let mut received = 0u64;
+        loop {
+            match parse_response_head(&conn.buf, self.max_head_fields) {
+                Err(what) => return Err(fail(protocol(&what), true)),
+                Ok(Some((head, n, close))) => {
+                    conn.buf.drain(..n);
+                    if (100..200).contains(&head.status) {
+                        if head.status == 101 {
+                            return Err(fail(protocol("unexpected 101 Switching Protocols"), true));
+                        }
+                        continue;
+                    }
+                    let framing = response_framing(
+                        head.fields.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
+                        head.status,
+                        false,
+                    )
+                    .map_err(|e| fail(protocol(&format!("response framing: {e}")), true))?;
+                    let body = OriginBody::new(conn, framing, !close, Rc::clone(&self.shared));
+                    return Ok((head, body));
+                }
+                Ok(None) if conn.buf.len() > self.max_head_bytes => {
+                    return Err(fail(protocol("response head too large"), true));
+                }
+                Ok(None) => {}
+            }
+            conn.buf.reserve(READ_CHUNK);
+            match timeout_at(deadline.into(), conn.stream.read_buf(&mut conn.buf)).await {
+                Err(_) => return Err(fail(self.shared.timeout_error(i), received > 0)),
+                Ok(Ok(0)) => {
+                    return Err(fail(protocol("connection closed before a response"), received > 0))
+                }
+                Ok(Ok(n)) => {
+                    received += n as u64;
+                    OriginCounters::add(&self.shared.counters.bytes, n as u64);
+                }
+                Ok(Err(e)) => return Err(fail(protocol(&format!("reading: {e}")), received > 0)),
+            }
+        }
+    }
+}
+
+/// The request line and fields of a GET to `origin`.
+fn render_request(origin: &OriginUrl, target: &str, fields: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut r = Vec::with_capacity(256);
+    r.extend_from_slice(b"GET ");
+    r.extend_from_slice(origin.base.as_bytes());
+    r.extend_from_slice(target.as_bytes());
+    r.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    r.extend_from_slice(origin.authority().as_bytes());
+    r.extend_from_slice(b"\r\n");
+    for (name, value) in fields {
+        r.extend_from_slice(name.as_bytes());
+        r.extend_from_slice(b": ");
+        r.extend_from_slice(value);
+        r.extend_from_slice(b"\r\n");
+    }
+    r.extend_from_slice(b"Via: 1.1 larder\r\n\r\n");
+    r
+}
+
+/// A complete response head in `buf` of at most `max_fields` fields: the head, its
+/// length, and whether the origin will close the connection after this response.
+fn parse_response_head(
+    buf: &[u8],
+    max_fields: usize,
+) -> Result<Option<(OriginHead, usize, bool)>, String> {
+    let mut headers = vec![httparse::EMPTY_HEADER; max_fields];
+    let mut resp = httparse::Response::new(&mut headers);
+    let n = match resp.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(format!("malformed response head: {e}")),
+    };
+    let status = resp.code.ok_or("no status")?;
+    let fields: Vec<Field> =
+        resp.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())).collect();
+    let has = |token: &str| {
+        super::fields::values(&fields, "connection")
+            .flat_map(|v| v.split(|&b| b == b','))
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+    };
+    let close = if resp.version == Some(0) { !has("keep-alive") } else { has("close") };
+    Ok(Some((OriginHead { status, fields }, n, close)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn response_heads() {
+        let (h, n, close) = parse_response_head(b"HTTP/1.1 200 OK\r\nETag: \"a\"\r\n\r\nbody", 64)
+            .unwrap()
+            .unwrap();
+        assert_eq!((h.status, n, close), (200, 30, false));
+        assert_eq!(h.fields, vec![("ETag".to_string(), b"\"a\"".to_vec())]);
+        let (_, _, close) = parse_response_head(b"HTTP/1.0 200 OK\r\n\r\n", 64).unwrap().unwrap();
+        assert!(close, "HTTP/1.0 closes unless keep-alive");
+        let (_, _, close) =
+            parse_response_head(b"HTTP/1.1 200 OK\r\nConnection: x, Close\r\n\r\n", 64)
+                .unwrap()
+                .unwrap();
+        assert!(close);
+        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\n", 64).unwrap().is_none());
+        assert!(parse_response_head(b"HTTP/9 nonsense\r\n\r\n", 64).is_err());
+        let crowded = b"HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
+        assert!(parse_response_head(crowded, 3).unwrap().is_some());
+        assert!(parse_response_head(crowded, 2).is_err(), "more fields than allowed");
+    }
+
+    #[test]
+    fn request_rendering() {
+        let o = OriginUrl::parse("http://127.0.0.1:81/base").unwrap();
+        let r = render_request(&o, "/a?b", &[("Accept", b"*/*")]);
+        assert_eq!(
+            String::from_utf8(r).unwrap(),
+            "GET /base/a?b HTTP/1.1\r\nHost: 127.0.0.1:81\r\nAccept: */*\r\nVia: 1.1 larder\r\n\r\n"
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! Where the origins are and the limits of talking to them, with safe defaults.
+
+use super::freshness::Defaults;
+use std::time::Duration;
+
+/// One origin, from an `http://host:port[/base]` URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OriginUrl {
+    pub host: String,
+    pub port: u16,
+    /// Prefixed to every request path (no trailing slash; empty for the root).
+    pub base: String,
+}
+
+impl OriginUrl {
+    /// Parse an origin URL. Only `http://` is spoken; a query or fragment is refused,
+    /// since each request supplies its own.
+    pub fn parse(url: &str) -> Result<OriginUrl, OriginUrlError> {
+        let bad = || OriginUrlError(url.to_string());
+        let rest = url.strip_prefix("http://").ok_or_else(bad)?;
+        if rest.contains(['?', '#', '@']) || rest.bytes().any(|b| b <= b' ' || b >= 0x7f) {
+            return Err(bad());
+        }
+        let (authority, base) = match rest.find('/') {
+            Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+            None => (rest, ""),
+        };
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => {
+                (h, p.parse::<u16>().map_err(|_| bad())?)
+            }
+            _ => (authority, 80),
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() || port == 0 {
+            return Err(bad());
+        }
+        Ok(OriginUrl { host: host.to_string(), port, base: base.to_string() })
+    }
+
+    /// The `Host` field value for requests to this origin.
+    pub fn authority(&self) -> String {
+        let host =
+            if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        if self.port == 80 {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
+impl std::fmt::Display for OriginUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "http://{}{}", self.authority(), self.base)
+    }
+}
+
+/// An origin URL that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("origin {0:?} is not an http://host[:port][/path] URL")]
+pub struct OriginUrlError(pub String);
+
+/// The node as a cache in front of origins (`larder node --origin`).
+#[derive(Clone, Debug)]
+pub struct OriginConfig {
+    /// Tried in order: a request goes to the next when one cannot be reached.
+    pub origins: Vec<OriginUrl>,
+    /// Freshness and stale-if-error for responses that do not state them.
+    pub defaults: Defaults,
+    /// Bound on one fetch from connect to the end of the response head, and on each wait
+    /// for body bytes after it (504 when exceeded before the head).
+    pub timeout: Duration,
+    /// Idle keep-alive connections kept per origin.
+    pub max_idle_per_origin: usize,
+    /// Largest origin response head (502 beyond).
+    pub max_head_bytes: usize,
+    /// Most header fields in an origin response head (502 beyond).
+    pub max_head_fields: usize,
+}
+
+impl OriginConfig {
+    pub fn new(origins: Vec<OriginUrl>) -> OriginConfig {
+        OriginConfig {
+            origins,
+            defaults: Defaults {
+                ttl: Duration::from_secs(60),
+                stale_if_error: Duration::from_secs(300),
+            },
+            timeout: Duration::from_secs(10),
+            max_idle_per_origin: 32,
+            max_head_bytes: 64 * 1024,
+            max_head_fields: 128,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_origin_urls() {
+        let u = OriginUrl::parse("http://127.0.0.1:8081/static/").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.base.as_str()), ("127.0.0.1", 8081, "/static"));
+        assert_eq!(u.to_string(), "http://127.0.0.1:8081/static");
+        let u = OriginUrl::parse("http://example").unwrap();
+        assert_eq!((u.port, u.authority()), (80, "example".to_string()));
+        let u = OriginUrl::parse("http://[::1]:9000").unwrap();
+        assert_eq!((u.host.as_str(), u.authority()), ("::1", "[::1]:9000".to_string()));
+        for bad in [
+            "https://a",
+            "a:80",
+            "http://",
+            "http://a:0",
+            "http://a:x",
+            "http://a/?q",
+            "http://u@a",
+        ] {
+            assert!(OriginUrl::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! Whether a shared cache may store an origin response, and for how long it is fresh
+//! (RFC 9111 §3 and §4.2). Pure: every time is passed in, so the rules are tested without
+//! a clock.
+//!
+//! What larder does, where the RFC leaves a choice:
+//! - Only responses to GET are stored (the node always fetches with GET).
+//! - Stored without explicit freshness: the statuses RFC 9110 §15.1 calls heuristically
+//!   cacheable (200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501), fresh for the
+//!   configured default TTL instead of a heuristic. Any other final status except 206 and
+//!   304 is stored only with `max-age`, `s-maxage`, `Expires` or `public`.
+//! - `no-store` and `private` (with or without field names) are never stored; neither is
+//!   an answer to a request with `Authorization` unless `public`, `s-maxage` or
+//!   `must-revalidate` allow it (§3.5); nor one with `Vary: *`.
+//! - `no-cache` is stored but revalidated before every use. `must-revalidate`,
+//!   `proxy-revalidate` and `s-maxage` forbid serving stale, even on an origin error (the
+//!   client then gets 504, as §5.2.2.2 asks).
+//! - A stale response stands in for an origin error (unreachable, timeout, 500, 502, 503,
+//!   504) for `stale-if-error` seconds past expiry: the response's directive (RFC 5861)
+//!   when it has one, the configured default otherwise.
+
+use super::cache_control::Directives;
+use super::fields::{first, values, Field};
+use http1::parse_http_date;
+use std::time::{Duration, SystemTime};
+
+/// Statuses that may be stored without explicit freshness information.
+const HEURISTIC: &[u16] = &[200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501];
+
+/// The facts about one exchange with the origin that storability depends on.
+#[derive(Clone, Copy, Debug)]
+pub struct Exchange<'a> {
+    pub status: u16,
+    /// The response's header fields.
+    pub fields: &'a [Field],
+    /// The request carried `Authorization`.
+    pub authorized: bool,
+    /// When the request was sent and when the response head arrived.
+    pub request_time: SystemTime,
+    pub response_time: SystemTime,
+}
+
+/// The defaults for responses that do not say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Defaults {
+    /// Freshness of a response without `max-age`, `s-maxage` or `Expires`.
+    pub ttl: Duration,
+    /// How long past expiry a stale response may stand in for an origin error.
+    pub stale_if_error: Duration,
+}
+
+/// Why a response is not stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotStorable {
+    Status,
+    NoStore,
+    Private,
+    Authorization,
+    VaryAny,
+}
+
+/// How long a stored response stays fresh and what may be done once it is stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Freshness {
+    /// Freshness lifetime (§4.2.1).
+    pub lifetime: Duration,
+    /// The corrected initial age (§4.2.3): how old the response already was on arrival.
+    pub initial_age: Duration,
+    pub response_time: SystemTime,
+    /// Revalidate before every use (`no-cache`).
+    pub no_cache: bool,
+    /// Never serve stale (`must-revalidate`, `proxy-revalidate`, `s-maxage`).
+    pub must_revalidate: bool,
+    pub stale_if_error: Duration,
+}
+
+impl Freshness {
+    /// The freshness of a response that is not stored: stale at once, never a stand-in.
+    pub fn none(response_time: SystemTime) -> Freshness {
+        Freshness {
+            lifetime: Duration::ZERO,
+            initial_age: Duration::ZERO,
+            response_time,
+            no_cache: true,
+            must_revalidate: true,
+            stale_if_error: Duration::ZERO,
+        }
+    }
+
+    /// The current age (§4.2.3) at `now`.
+    pub fn age(&self, now: SystemTime) -> Duration {
+        self.initial_age + now.duration_since(self.response_time).unwrap_or_default()
+    }
+
+    /// Whether the response may be served at `now` without asking the origin.
+    pub fn is_fresh(&self, now: SystemTime) -> bool {
+        !self.no_cache && self.age(now) < self.lifetime
+    }
+
+    /// Whether the (stale) response may stand in for an origin error at `now`.
+    pub fn usable_on_error(&self, now: SystemTime) -> bool {
+        !self.must_revalidate && self.age(now) < self.lifetime + self.stale_if_error
+    }
+}
+
+/// Decide whether the response of `x` may be stored and, if so, its freshness.
+pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStorable> {
+    let cc = Directives::parse(values(x.fields, "cache-control"));
+    if cc.no_store {
+        return Err(NotStorable::NoStore);
+    }
+    if cc.private {
+        return Err(NotStorable::Private);
+    }
+    if x.authorized && !(cc.public || cc.s_maxage.is_some() || cc.must_revalidate) {
+        return Err(NotStorable::Authorization);
+    }
+    if values(x.fields, "vary")
+        .flat_map(|v| v.split(|&b| b == b','))
+        .any(|t| t.trim_ascii() == b"*")
+    {
+        return Err(NotStorable::VaryAny);
+    }
+    let date = date_field(x.fields, "date");
+    let expires =
+        first(x.fields, "expires").map(|v| http_date(v).unwrap_or(SystemTime::UNIX_EPOCH));
+    let explicit = cc.s_maxage.or(cc.max_age).map(Duration::from_secs).or_else(|| {
+        // §5.3: an invalid Expires means "already expired"; without Date, compare with
+        // the time the response arrived.
+        expires.map(|e| e.duration_since(date.unwrap_or(x.response_time)).unwrap_or_default())
+    });
+    let final_status = (200..=999).contains(&x.status);
+    let storable_status = final_status
+        && x.status != 206
+        && x.status != 304
+        && (explicit.is_some() || cc.public || HEURISTIC.contains(&x.status));
+    if !storable_status {
+        return Err(NotStorable::Status);
+    }
+    Ok(Freshness {
+        lifetime: explicit.unwrap_or(defaults.ttl),
+        initial_age: initial_age(x, date),
+        response_time: x.response_time,
+        no_cache: cc.no_cache,
+        must_revalidate: cc.must_revalidate || cc.proxy_revalidate || cc.s_maxage.is_some(),
+        stale_if_error: cc.stale_if_error.map_or(defaults.stale_if_error, Duration::from_secs),
+    })
+}
+
+/// §4.2.3: the larger of the apparent age (Date against arrival) and the `Age` field
+/// plus the time the exchange took.
+fn initial_age(x: &Exchange<'_>, date: Option<SystemTime>) -> Duration {
+    let apparent = date.and_then(|d| x.response_time.duration_since(d).ok()).unwrap_or_default();
+    let age_value = first(x.fields, "age")
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(Duration::ZERO, |s| Duration::from_secs(s.min(1 << 31)));
+    let delay = x.response_time.duration_since(x.request_time).unwrap_or_default();
+    apparent.max(age_value + delay)
+}
+
+fn http_date(v: &[u8]) -> Option<SystemTime> {
+    parse_http_date(std::str::from_utf8(v).ok()?.trim()).ok()
+}
+
+fn date_field(fields: &[Field], name: &str) -> Option<SystemTime> {
+    first(fields, name).and_then(http_date)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http1::format_http_date;
+
+    const D: Defaults =
+        Defaults { ttl: Duration::from_secs(100), stale_if_error: Duration::from_secs(50) };
+
+    fn at(secs: u64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs)
+    }
+
+    fn fields(pairs: &[(&str, String)]) -> Vec<Field> {
+        pairs.iter().map(|(n, v)| (n.to_string(), v.clone().into_bytes())).collect()
+    }
+
+    fn decide_at(status: u16, pairs: &[(&str, String)]) -> Result<Freshness, NotStorable> {
+        let f = fields(pairs);
+        let x = Exchange {
+            status,
+            fields: &f,
+            authorized: false,
+            request_time: at(0),
+            response_time: at(0),
+        };
+        decide(&x, D)
+    }
+
+    fn cc(v: &str) -> (&'static str, String) {
+        ("Cache-Control", v.to_string())
+    }
+
+    #[test]
+    fn max_age_and_s_maxage() {
+        let f = decide_at(200, &[cc("max-age=10")]).unwrap();
+        assert!(f.is_fresh(at(9)) && !f.is_fresh(at(10)));
+        assert!(!f.must_revalidate);
+        let f = decide_at(200, &[cc("max-age=10, s-maxage=20")]).unwrap();
+        assert_eq!(f.lifetime, Duration::from_secs(20));
+        assert!(f.must_revalidate, "s-maxage implies proxy-revalidate");
+    }
+
+    #[test]
+    fn default_ttl_only_for_heuristic_statuses() {
+        assert_eq!(decide_at(200, &[]).unwrap().lifetime, D.ttl);
+        assert_eq!(decide_at(404, &[]).unwrap().lifetime, D.ttl);
+        assert_eq!(decide_at(302, &[]), Err(NotStorable::Status));
+        assert_eq!(decide_at(302, &[cc("max-age=5")]).unwrap().lifetime.as_secs(), 5);
+        assert_eq!(decide_at(206, &[cc("max-age=5")]), Err(NotStorable::Status));
+        assert_eq!(decide_at(500, &[]), Err(NotStorable::Status));
+    }
+
+    #[test]
+    fn never_stored() {
+        assert_eq!(decide_at(200, &[cc("no-store, max-age=60")]), Err(NotStorable::NoStore));
+        assert_eq!(decide_at(200, &[cc("private=\"x\"")]), Err(NotStorable::Private));
+        let vary = ("Vary", "Accept, *".to_string());
+        assert_eq!(decide_at(200, &[vary]), Err(NotStorable::VaryAny));
+        let f = fields(&[]);
+        let mut x = Exchange {
+            status: 200,
+            fields: &f,
+            authorized: true,
+            request_time: at(0),
+            response_time: at(0),
+        };
+        assert_eq!(decide(&x, D), Err(NotStorable::Authorization));
+        let public = fields(&[cc("public")]);
+        x.fields = &public;
+        assert!(decide(&x, D).is_ok());
+    }
+
+    #[test]
+    fn no_cache_is_stored_but_never_fresh() {
+        let f = decide_at(200, &[cc("no-cache, max-age=60")]).unwrap();
+        assert!(!f.is_fresh(at(0)));
+    }
+
+    #[test]
+    fn expires_against_date_and_invalid_expires() {
+        let date = ("Date", format_http_date(at(0)));
+        let f = decide_at(200, &[date.clone(), ("Expires", format_http_date(at(30)))]).unwrap();
+        assert_eq!(f.lifetime, Duration::from_secs(30));
+        let f = decide_at(200, &[date.clone(), ("Expires", "0".into())]).unwrap();
+        assert_eq!(f.lifetime, Duration::ZERO, "an invalid Expires is already expired");
+        let f = decide_at(200, &[cc("max-age=5"), ("Expires", format_http_date(at(30)))]);
+        assert_eq!(f.unwrap().lifetime, Duration::from_secs(5), "max-age wins over Expires");
+    }
+
+    #[test]
+    fn age_counts_against_lifetime() {
+        let f = decide_at(200, &[cc("max-age=10"), ("Age", "7".into())]).unwrap();
+        assert_eq!(f.age(at(0)), Duration::from_secs(7));
+        assert!(f.is_fresh(at(2)) && !f.is_fresh(at(3)));
+        // A Date in the past makes it older too (apparent age), and a slow exchange adds
+        // its delay to Age.
+        let old = ("Date", format_http_date(at(0) - Duration::from_secs(4)));
+        assert_eq!(decide_at(200, &[cc("max-age=10"), old]).unwrap().age(at(0)).as_secs(), 4);
+        let f = fields(&[("Age", "3".into())]);
+        let x = Exchange {
+            status: 200,
+            fields: &f,
+            authorized: false,
+            request_time: at(0),
+            response_time: at(2),
+        };
+        assert_eq!(decide(&x, D).unwrap().initial_age.as_secs(), 5);
+    }
+
+    #[test]
+    fn stale_if_error_window() {
+        let f = decide_at(200, &[cc("max-age=10")]).unwrap();
+        assert!(f.usable_on_error(at(59)) && !f.usable_on_error(at(60)), "default 50 s");
+        let f = decide_at(200, &[cc("max-age=10, stale-if-error=5")]).unwrap();
+        assert!(f.usable_on_error(at(14)) && !f.usable_on_error(at(15)));
+        let f = decide_at(200, &[cc("max-age=10, must-revalidate")]).unwrap();
+        assert!(!f.usable_on_error(at(11)));
+        assert!(!Freshness::none(at(0)).usable_on_error(at(0)));
+    }
+}

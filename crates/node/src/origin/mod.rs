@@ -1,0 +1,43 @@
+//! The node as a cache in front of origin servers (`larder node --origin`): misses are
+//! fetched over pooled keep-alive connections and kept in a byte-bounded store under the
+//! HTTP caching rules of a shared cache.
+//!
+//! Map of the module:
+//! - `config.rs`: origin URLs and limits ([`OriginConfig`]); `error.rs`: [`OriginError`]
+//!   (502 or 504).
+//! - `client.rs`: the HTTP/1.1 client, origins tried in order; `conn.rs`: connections,
+//!   the idle pool and the counters; `body.rs`: the response body read in pieces, the
+//!   connection handed back at its end.
+//! - `fields.rs`, `cache_control.rs`, `freshness.rs`, `vary.rs`: the RFC 9111 rules,
+//!   pure (time passed in).
+//! - `store.rs`: stored responses, keyed by target and `Vary` values.
+//! - `upstream.rs`: what a fetch works with; `state.rs`: that and the fetches under way.
+//! - `fetch.rs`: one fetch (conditional when revalidating) and what it yields;
+//!   `filling.rs`: a cacheable body arriving, relayed to every request that wants it;
+//!   `serve.rs`: one request (hit, coalesced miss, stale-if-error, 502/504);
+//!   `relay.rs`: large or uncacheable bodies relayed to one client as they arrive.
+
+mod body;
+pub mod cache_control;
+mod client;
+pub mod config;
+mod conn;
+pub mod error;
+mod fetch;
+pub mod fields;
+mod filling;
+pub mod freshness;
+mod relay;
+mod serve;
+mod state;
+mod store;
+mod upstream;
+pub mod vary;
+
+pub use client::OriginClient;
+pub use config::{OriginConfig, OriginUrl, OriginUrlError};
+pub use conn::OriginCounters;
+pub use error::OriginError;
+pub(crate) use relay::Relay;
+pub(crate) use serve::serve;
+pub use state::OriginState;

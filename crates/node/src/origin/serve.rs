@@ -1,0 +1,223 @@
+//! One request through a caching node: fresh from the store, else the body already
+//! arriving for the target, else one fetch for all concurrent requests for the target
+//! (`single_flight`), then the answer: the shared stored or filling response, this request's own (uncacheable or relayed) response, a stale copy
+//! standing in for a failed origin, or 502/504 with the reason.
+
+use super::fetch::{fetch, How, Outcome, Own};
+use super::fields::{end_to_end, Field};
+use super::filling::Filling;
+use super::relay::{Relay, Source};
+use super::state::OriginState;
+use super::store::Stored;
+use crate::conditional::{not_modified, Validators};
+use crate::reply::{begin, error, simple, Reply, ReplyCtx, SharedBody};
+use crate::state::NodeState;
+use crate::stats::Counters;
+use http1::{RequestHead, ResponseHead, Status, Version};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Fields of a stored or relayed response the node writes itself.
+const REWRITTEN: &[&str] = &["date", "server", "age", "content-length", "x-larder-cache"];
+/// The fields a 304 to the client repeats (RFC 9110 §15.4.5).
+const NOT_MODIFIED_FIELDS: &[&str] =
+    &["cache-control", "content-location", "etag", "expires", "vary", "last-modified"];
+
+pub async fn serve(
+    node: &NodeState,
+    origin: &OriginState,
+    req: &RequestHead,
+    ctx: &ReplyCtx,
+    out: &mut Vec<u8>,
+) -> Reply {
+    let target = req.target.as_str();
+    if !target.starts_with('/') {
+        return error(node, out, Status::BAD_REQUEST, ctx, &[]);
+    }
+    if let Some(hint) = ctx.hint {
+        origin.upstream.store.name(target, hint);
+        node.holdings.borrow_mut().changed();
+    }
+    let to = Answer { node, req, ctx };
+    let cached = origin.upstream.store.get(target, req);
+    if let Some(s) = cached.as_ref().filter(|s| s.freshness.is_fresh(SystemTime::now())) {
+        Counters::add(&node.counters.hits, 1);
+        return to.stored(s, How::Hit, out);
+    }
+    Counters::add(&node.counters.misses, 1);
+    if let Some(fill) = origin.upstream.fills.for_request(target, req) {
+        return to.filling(&fill, out);
+    }
+    let max_cached = node.config.max_cached_file_bytes;
+    let own = RefCell::new(None);
+    let work = async {
+        let (outcome, mine) =
+            fetch(&origin.upstream, max_cached, req, target, cached.clone()).await;
+        *own.borrow_mut() = mine;
+        outcome
+    };
+    let mut outcome = origin.fetching.run(target, work).await;
+    if let Some(mine) = own.take() {
+        return to.own(mine, out);
+    }
+    let usable = match &outcome {
+        Some(Outcome::Shared(s, _)) => s.matches(req),
+        Some(Outcome::Filling(f)) => f.meta.matches(req),
+        Some(Outcome::Failed(..)) => true,
+        Some(Outcome::Pass) | None => false,
+    };
+    if !usable {
+        // The fetch waited for was not for this request (uncacheable, another variant, or
+        // its request went away): fetch alone.
+        let (o, mine) = fetch(&origin.upstream, max_cached, req, target, cached.clone()).await;
+        if let Some(mine) = mine {
+            return to.own(mine, out);
+        }
+        outcome = Some(o);
+    }
+    match outcome {
+        Some(Outcome::Shared(s, how)) => to.stored(&s, how, out),
+        Some(Outcome::Filling(f)) => to.filling(&f, out),
+        Some(Outcome::Failed(status, why)) => match cached {
+            Some(s) if s.freshness.usable_on_error(SystemTime::now()) => {
+                to.stored(&s, How::Stale, out)
+            }
+            // RFC 9111 §5.2.2.2: a must-revalidate response that cannot be revalidated
+            // is answered 504, whatever kept the origin from answering.
+            Some(s) if s.freshness.must_revalidate => {
+                failed(node, Status::GATEWAY_TIMEOUT, &why, ctx, out)
+            }
+            _ => failed(node, status, &why, ctx, out),
+        },
+        Some(Outcome::Pass) | None => {
+            failed(node, Status::BAD_GATEWAY, "origin response lost", ctx, out)
+        }
+    }
+}
+
+/// Who is being answered: the node, the request and what shapes the response.
+struct Answer<'a> {
+    node: &'a NodeState,
+    req: &'a RequestHead,
+    ctx: &'a ReplyCtx,
+}
+
+impl Answer<'_> {
+    /// The head of a response made from `s` (stored, filling, or this request's own) with
+    /// a body of `len` bytes, or 304 when the client's own validators match a cached 200;
+    /// the status, and whether the body is to be sent.
+    fn head_of(&self, s: &Stored, how: How, len: u64, out: &mut Vec<u8>) -> (Status, bool) {
+        if how != How::Pass && s.status == 200 && self.client_has_it(s) {
+            let mut h = begin(self.node, out, Status::NOT_MODIFIED, self.ctx);
+            for (name, value) in &s.fields {
+                if NOT_MODIFIED_FIELDS.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                    h.header(name, value);
+                }
+            }
+            h.header("X-Larder-Cache", how.as_bytes());
+            h.finish();
+            return (Status::NOT_MODIFIED, false);
+        }
+        let status = Status::new(s.status).unwrap_or(Status::BAD_GATEWAY);
+        let mut h = begin(self.node, out, status, self.ctx);
+        write_fields(&mut h, &s.fields);
+        if how != How::Pass {
+            h.header_u64("Age", s.freshness.age(SystemTime::now()).as_secs());
+        }
+        h.header("X-Larder-Cache", how.as_bytes());
+        if !status.forbids_body() {
+            h.header_u64("Content-Length", len);
+        }
+        h.finish();
+        (status, !status.forbids_body() && !self.ctx.head_only && len > 0)
+    }
+
+    /// The client's If-None-Match (or If-Modified-Since) matches the cached response.
+    fn client_has_it(&self, s: &Stored) -> bool {
+        let etag = s.etag().and_then(|e| std::str::from_utf8(e).ok()).unwrap_or("");
+        let modified_secs = s
+            .last_modified()
+            .and_then(|v| http1::parse_http_date(std::str::from_utf8(v).ok()?.trim()).ok())
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(u64::MAX, |d| d.as_secs());
+        not_modified(self.req, Validators { etag, modified_secs })
+    }
+
+    fn reply(&self, status: Status, body_bytes: u64) -> Reply {
+        Reply {
+            status,
+            body_bytes,
+            close: !self.ctx.keep_alive,
+            shared: None,
+            stream: None,
+            relay: None,
+        }
+    }
+
+    /// A complete response with its body from memory.
+    fn stored(&self, s: &Stored, how: How, out: &mut Vec<u8>) -> Reply {
+        let len = s.body.len();
+        let (status, send) = self.head_of(s, how, len as u64, out);
+        let mut reply = self.reply(status, if send { len as u64 } else { 0 });
+        reply.shared = send.then(|| SharedBody { bytes: s.body.clone(), start: 0, end: len });
+        reply
+    }
+
+    /// A response whose body is still arriving: the head now, the body as it fills.
+    fn filling(&self, f: &Rc<Filling>, out: &mut Vec<u8>) -> Reply {
+        let (status, send) = self.head_of(&f.meta, How::Miss, f.len, out);
+        let mut reply = self.reply(status, if send { f.len } else { 0 });
+        let body = Source::Fill(f.reader());
+        reply.relay = send.then(|| Relay { prefix: Vec::new(), body, chunked: false });
+        reply
+    }
+
+    /// This request's own response: complete, or relayed from the origin connection.
+    fn own(&self, own: Own, out: &mut Vec<u8>) -> Reply {
+        let (head, prefix, body) = match own {
+            Own::Whole(s) => return self.stored(&s, How::Pass, out),
+            Own::Stream(head, prefix, body) => (head, prefix, body),
+        };
+        let status = Status::new(head.status).unwrap_or(Status::BAD_GATEWAY);
+        let len = body.declared_len().map(|rest| rest + prefix.len() as u64);
+        let chunked = len.is_none() && self.ctx.version == Version::Http11;
+        // A body of unknown length to an HTTP/1.0 client ends with the connection.
+        let keep_alive = self.ctx.keep_alive && (len.is_some() || chunked);
+        let ctx = ReplyCtx { keep_alive, ..*self.ctx };
+        let mut h = begin(self.node, out, status, &ctx);
+        write_fields(&mut h, &end_to_end(&head.fields));
+        h.header("X-Larder-Cache", How::Pass.as_bytes());
+        match len {
+            Some(n) => {
+                h.header_u64("Content-Length", n);
+            }
+            None if chunked => {
+                h.header("Transfer-Encoding", b"chunked");
+            }
+            None => {}
+        }
+        h.finish();
+        let send = !ctx.head_only && !status.forbids_body();
+        let mut reply = self.reply(status, len.unwrap_or(0));
+        reply.close = !keep_alive;
+        reply.relay = send.then(|| Relay { prefix, body: Source::Origin(body), chunked });
+        reply
+    }
+}
+
+/// 502 or 504 with the reason, never stored by anyone downstream.
+fn failed(node: &NodeState, status: Status, why: &str, ctx: &ReplyCtx, out: &mut Vec<u8>) -> Reply {
+    let body = format!("{status}\n{why}\n");
+    let ctype = "text/plain; charset=utf-8";
+    let no_store: &[(&str, &[u8])] = &[("Cache-Control", b"no-store")];
+    simple(node, out, status, ctx, ctype, body.as_bytes(), no_store)
+}
+
+fn write_fields(h: &mut ResponseHead<'_>, fields: &[Field]) {
+    for (name, value) in fields {
+        if !REWRITTEN.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+            h.header(name, value);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! What a caching node keeps for its origins (loop-local): the [`Upstream`] fetches work
+//! with, and the fetches under way, so concurrent misses for one target cause one origin
+//! request.
+
+use super::client::OriginClient;
+use super::config::OriginConfig;
+use super::conn::OriginCounters;
+use super::fetch::Outcome;
+use super::store::ObjectStore;
+use super::upstream::Upstream;
+use crate::single_flight::SingleFlight;
+use std::rc::Rc;
+
+pub struct OriginState {
+    pub upstream: Upstream,
+    /// Fetches under way by target.
+    pub(super) fetching: SingleFlight<Outcome>,
+}
+
+impl OriginState {
+    pub fn new(config: OriginConfig, cache_bytes: u64) -> OriginState {
+        let upstream = Upstream {
+            client: OriginClient::new(&config),
+            store: Rc::new(ObjectStore::new(cache_bytes)),
+            fills: Rc::default(),
+            config,
+        };
+        OriginState { upstream, fetching: SingleFlight::default() }
+    }
+
+    /// Bytes held and capacity of the object store.
+    pub fn cache_bytes(&self) -> (u64, u64) {
+        (self.upstream.store.used_bytes(), self.upstream.store.capacity_bytes())
+    }
+
+    pub fn counters(&self) -> &OriginCounters {
+        self.upstream.client.counters()
+    }
+}

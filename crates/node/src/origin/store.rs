@@ -1,0 +1,138 @@
+//! The origin objects a node holds: complete responses in a byte-bounded LRU, keyed by
+//! request target and, for responses with `Vary`, by the request's values of the fields it
+//! names. Under the plain target a varying response leaves a small marker listing those
+//! names, so a lookup knows which values to key on; if the marker is evicted, its variants
+//! are unreachable until they are evicted too.
+
+use super::fields::{first, Field};
+use super::freshness::Freshness;
+use super::vary::secondary_key;
+use cache::{ByteCache, Lru};
+use http1::RequestHead;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+use wire::TargetHint;
+
+/// A complete origin response as stored and served.
+#[derive(Debug)]
+pub struct Stored {
+    pub status: u16,
+    /// End-to-end fields (hop-by-hop ones dropped); `Date` kept for freshness updates.
+    pub fields: Vec<Field>,
+    pub body: Arc<[u8]>,
+    pub freshness: Freshness,
+    /// The lower-cased names of `Vary`, and this request's key made of their values.
+    pub vary: Vec<String>,
+    pub vary_key: String,
+}
+
+impl Stored {
+    pub fn etag(&self) -> Option<&[u8]> {
+        first(&self.fields, "etag")
+    }
+
+    pub fn last_modified(&self) -> Option<&[u8]> {
+        first(&self.fields, "last-modified")
+    }
+
+    /// Whether this response may answer `req` (same values for every `Vary` field).
+    pub fn matches(&self, req: &RequestHead) -> bool {
+        self.vary.is_empty() || secondary_key(&self.vary, req) == self.vary_key
+    }
+
+    fn bytes(&self, key: &str) -> u64 {
+        let fields: usize = self.fields.iter().map(|(n, v)| n.len() + v.len() + 4).sum();
+        (key.len() + fields + self.body.len() + 128) as u64
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Entry {
+    Object(Arc<Stored>),
+    /// The response for this target varies on these fields: look under the full key.
+    Varies(Arc<[String]>),
+}
+
+/// The byte-bounded store of origin objects (loop-local).
+pub struct ObjectStore {
+    lru: RefCell<Lru<String, Entry>>,
+    /// The target a router named for each request target (`X-Larder-Target`), so the load
+    /// report can say what this node holds; pruned to what the store holds.
+    named: RefCell<HashMap<String, TargetHint>>,
+}
+
+impl ObjectStore {
+    pub fn new(capacity_bytes: u64) -> ObjectStore {
+        ObjectStore { lru: RefCell::new(Lru::new(capacity_bytes)), named: RefCell::default() }
+    }
+
+    /// Remember that a router placed requests for `target` by `hint`.
+    pub fn name(&self, target: &str, hint: TargetHint) {
+        let mut named = self.named.borrow_mut();
+        if named.get(target) != Some(&hint) {
+            named.insert(target.to_string(), hint);
+        }
+        // Targets never stored (uncacheable, failed) must not pile up between reports.
+        let held = self.lru.borrow().len();
+        if named.len() > 2 * held + 1024 {
+            self.prune(&mut named);
+        }
+    }
+
+    /// The named targets the store holds (a response, or the marker of varying ones).
+    pub fn named(&self) -> Vec<TargetHint> {
+        let mut named = self.named.borrow_mut();
+        self.prune(&mut named);
+        named.values().copied().collect()
+    }
+
+    fn prune(&self, named: &mut HashMap<String, TargetHint>) {
+        let lru = self.lru.borrow();
+        named.retain(|target, _| lru.contains(target));
+    }
+
+    /// The stored response that may answer `req` for `target`, fresh or not.
+    pub fn get(&self, target: &str, req: &RequestHead) -> Option<Arc<Stored>> {
+        let mut lru = self.lru.borrow_mut();
+        let names = match lru.get(&target.to_string())? {
+            Entry::Object(s) => return Some(Arc::clone(s)),
+            Entry::Varies(names) => Arc::clone(names),
+        };
+        let key = format!("{target}{}", secondary_key(&names, req));
+        match lru.get(&key)? {
+            Entry::Object(s) if s.matches(req) => Some(Arc::clone(s)),
+            _ => None,
+        }
+    }
+
+    /// Store `s`, the response to a request for `target`.
+    pub fn put(&self, target: &str, s: Arc<Stored>) {
+        let mut lru = self.lru.borrow_mut();
+        if s.vary.is_empty() {
+            let bytes = s.bytes(target);
+            lru.insert(target.to_string(), Entry::Object(s), bytes);
+            return;
+        }
+        let names: Arc<[String]> = s.vary.clone().into();
+        let marker_bytes = (target.len() + names.iter().map(|n| n.len() + 8).sum::<usize>()) as u64;
+        lru.insert(target.to_string(), Entry::Varies(names), marker_bytes);
+        let key = format!("{target}{}", s.vary_key);
+        let bytes = s.bytes(&key);
+        lru.insert(key, Entry::Object(s), bytes);
+    }
+
+    /// Forget the response that would answer `req` for `target`.
+    pub fn remove(&self, target: &str, s: &Stored) {
+        let key = format!("{target}{}", s.vary_key);
+        self.lru.borrow_mut().remove(&key);
+    }
+
+    pub fn used_bytes(&self) -> u64 {
+        self.lru.borrow().used_bytes()
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        self.lru.borrow().capacity_bytes()
+    }
+}

@@ -1,0 +1,16 @@
+//! What one fetch works with: the origin settings, the client, the object store and the
+//! bodies being filled. Kept apart from the coalescing of fetches (`state.rs`), which is
+//! made of fetches.
+
+use super::client::OriginClient;
+use super::config::OriginConfig;
+use super::filling::Fills;
+use super::store::ObjectStore;
+use std::rc::Rc;
+
+pub struct Upstream {
+    pub config: OriginConfig,
+    pub client: OriginClient,
+    pub store: Rc<ObjectStore>,
+    pub fills: Rc<Fills>,
+}

@@ -1,0 +1,293 @@
+//! A scriptable origin web server on 127.0.0.1:0 for the tests of caching nodes: each path
+//! answers as the test set it (status, fields, body, length or chunked, conditional 304
+//! on a matching `If-None-Match`), stays silent, or closes; it counts the requests per path,
+//! keeps the last request's fields, and can hold every answer until the test releases it.
+//! One thread per connection, blocking I/O; every wait is bounded.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Longest any origin thread waits for anything (a held answer, a silent route).
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// How the origin answers one path.
+#[derive(Clone, Debug)]
+pub enum Route {
+    Respond {
+        status: u16,
+        fields: Vec<(String, String)>,
+        body: Vec<u8>,
+        chunked: bool,
+        /// Send the head and this many body bytes, then wait for the release before the rest.
+        pause_at: Option<usize>,
+    },
+    /// Read the request, never answer (until the origin stops).
+    Silent,
+    /// Read the request and close the connection without a byte.
+    Close,
+}
+
+impl Route {
+    /// A 200 with these fields and body, framed by Content-Length.
+    pub fn ok(fields: &[(&str, &str)], body: &[u8]) -> Route {
+        let fields = fields.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+        Route::Respond { status: 200, fields, body: body.to_vec(), chunked: false, pause_at: None }
+    }
+
+    /// The same with another status.
+    pub fn status(self, code: u16) -> Route {
+        match self {
+            Route::Respond { fields, body, chunked, pause_at, .. } => {
+                Route::Respond { status: code, fields, body, chunked, pause_at }
+            }
+            other => other,
+        }
+    }
+
+    /// The same framed with the chunked coding.
+    pub fn chunked(self) -> Route {
+        match self {
+            Route::Respond { status, fields, body, pause_at, .. } => {
+                Route::Respond { status, fields, body, chunked: true, pause_at }
+            }
+            other => other,
+        }
+    }
+
+    /// The same, sending the head and `n` body bytes at once and the rest only once the
+    /// origin is released ([`TestOrigin::hold`] applies mid-body instead of before the head).
+    pub fn pause_at(self, n: usize) -> Route {
+        match self {
+            Route::Respond { status, fields, body, chunked, .. } => {
+                Route::Respond { status, fields, body, chunked, pause_at: Some(n) }
+            }
+            other => other,
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    routes: HashMap<String, Route>,
+    hits: HashMap<String, u64>,
+    last: HashMap<String, Vec<(String, String)>>,
+    held: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+    stop: AtomicBool,
+    /// Connections accepted so far.
+    connections: AtomicU64,
+    /// Close each connection after one answer, without saying so in the answer (as an
+    /// origin does when it drops idle keep-alive connections).
+    one_answer_per_connection: AtomicBool,
+}
+
+/// The running origin; stopped on drop.
+pub struct TestOrigin {
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl TestOrigin {
+    pub fn start() -> TestOrigin {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the test origin");
+        let addr = listener.local_addr().expect("origin address");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            stop: AtomicBool::new(false),
+            connections: AtomicU64::new(0),
+            one_answer_per_connection: AtomicBool::new(false),
+        });
+        let s = Arc::clone(&shared);
+        let accept = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if s.stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(conn) = conn {
+                    s.connections.fetch_add(1, Ordering::SeqCst);
+                    let s = Arc::clone(&s);
+                    std::thread::spawn(move || serve(&s, conn));
+                }
+            }
+        });
+        TestOrigin { addr, shared, accept: Some(accept) }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn set(&self, path: &str, route: Route) {
+        self.shared.state.lock().unwrap().routes.insert(path.to_string(), route);
+    }
+
+    /// Requests received for `path` so far.
+    pub fn hits(&self, path: &str) -> u64 {
+        self.shared.state.lock().unwrap().hits.get(path).copied().unwrap_or(0)
+    }
+
+    /// The fields of the last request for `path`.
+    pub fn last_request(&self, path: &str) -> Vec<(String, String)> {
+        self.shared.state.lock().unwrap().last.get(path).cloned().unwrap_or_default()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.connections.load(Ordering::SeqCst)
+    }
+
+    /// From now on, close each connection after its first answer without announcing it.
+    pub fn close_after_each_answer(&self) {
+        self.shared.one_answer_per_connection.store(true, Ordering::SeqCst);
+    }
+
+    /// Hold every answer until [`TestOrigin::release`] (requests are still counted).
+    pub fn hold(&self) {
+        self.shared.state.lock().unwrap().held = true;
+    }
+
+    pub fn release(&self) {
+        self.shared.state.lock().unwrap().held = false;
+        self.shared.changed.notify_all();
+    }
+}
+
+impl Drop for TestOrigin {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.changed.notify_all();
+        let _ = TcpStream::connect(self.addr);
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Answer the requests of one connection until it closes.
+fn serve(s: &Shared, mut conn: TcpStream) {
+    let _ = conn.set_read_timeout(Some(LIMIT));
+    let mut buf = Vec::new();
+    loop {
+        let (path, fields, used) = loop {
+            let mut headers = [httparse::EMPTY_HEADER; 64];
+            let mut req = httparse::Request::new(&mut headers);
+            match req.parse(&buf) {
+                Ok(httparse::Status::Complete(n)) => {
+                    let fields: Vec<(String, String)> = req
+                        .headers
+                        .iter()
+                        .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into()))
+                        .collect();
+                    break (req.path.unwrap_or("").to_string(), fields, n);
+                }
+                Ok(httparse::Status::Partial) => {}
+                Err(_) => return,
+            }
+            let mut chunk = [0u8; 4096];
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        buf.drain(..used);
+        if s.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        // Decided when the request arrives: a test that changes the setting after reading
+        // this answer must not change what happens to this connection.
+        let last = s.one_answer_per_connection.load(Ordering::SeqCst);
+        let route = {
+            let mut st = s.state.lock().unwrap();
+            *st.hits.entry(path.clone()).or_default() += 1;
+            st.last.insert(path.clone(), fields.clone());
+            let route = st.routes.get(&path).cloned();
+            if !matches!(route, Some(Route::Respond { pause_at: Some(_), .. })) {
+                st = wait_for_release(s, st);
+            }
+            drop(st);
+            route
+        };
+        let answer = match route {
+            None => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+            Some(Route::Close) => return,
+            Some(Route::Silent) => {
+                let st = s.state.lock().unwrap();
+                let _ = s.changed.wait_timeout_while(st, LIMIT, |_| !s.stop.load(Ordering::SeqCst));
+                return;
+            }
+            Some(Route::Respond { status, fields: rf, body, chunked, pause_at }) => {
+                let answer = render(status, &rf, &body, chunked, &fields);
+                if let Some(n) = pause_at {
+                    let at = (answer.len() - body.len() + n).min(answer.len());
+                    if conn.write_all(&answer[..at]).is_err() {
+                        return;
+                    }
+                    drop(wait_for_release(s, s.state.lock().unwrap()));
+                    answer[at..].to_vec()
+                } else {
+                    answer
+                }
+            }
+        };
+        if conn.write_all(&answer).is_err() || last {
+            return;
+        }
+    }
+}
+
+/// Wait (bounded) while answers are held.
+fn wait_for_release<'a>(
+    s: &'a Shared,
+    mut st: std::sync::MutexGuard<'a, State>,
+) -> std::sync::MutexGuard<'a, State> {
+    let deadline = Instant::now() + LIMIT;
+    while st.held && !s.stop.load(Ordering::SeqCst) && Instant::now() < deadline {
+        st = s.changed.wait_timeout(st, LIMIT).unwrap().0;
+    }
+    st
+}
+
+/// One response; 304 without a body when the request's If-None-Match names its ETag.
+fn render(
+    status: u16,
+    fields: &[(String, String)],
+    body: &[u8],
+    chunked: bool,
+    request: &[(String, String)],
+) -> Vec<u8> {
+    let etag = crate::header(fields, "etag");
+    let inm = crate::header(request, "if-none-match");
+    let not_modified = etag.is_some() && etag == inm;
+    let status = if not_modified { 304 } else { status };
+    let mut out = format!("HTTP/1.1 {status} X\r\n").into_bytes();
+    for (n, v) in fields {
+        out.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+    }
+    if not_modified {
+        out.extend_from_slice(b"\r\n");
+    } else if chunked {
+        out.extend_from_slice(b"Transfer-Encoding: chunked\r\n\r\n");
+        for piece in body.chunks(1000) {
+            out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            out.extend_from_slice(piece);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"0\r\n\r\n");
+    } else {
+        out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        out.extend_from_slice(body);
+    }
+    out
+}
