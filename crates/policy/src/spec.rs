@@ -155,6 +155,21 @@ impl PolicySpec {
         }
     }
 
+    /// Whether the policy keeps per-target placement (`lard`, `lard-r`, `hacc`, or
+    /// `class` pools of them): only then are nodes told each request's target, so their
+    /// digests say what they hold (and routers can count picks on holders).
+    pub fn places_targets(&self) -> bool {
+        matches!(
+            self.kind,
+            PolicyKind::Lard | PolicyKind::LardR | PolicyKind::Hacc | PolicyKind::Class
+        )
+    }
+
+    /// Whether the policy places targets from what nodes report they hold.
+    pub fn reads_holdings(&self) -> bool {
+        self.places_targets() && self.placement == PlacementMode::Shared
+    }
+
     /// Check the parameters make sense together.
     pub fn validate(&self) -> Result<(), SpecError> {
         let bad = |what: &str| Err(SpecError::Invalid(what.to_string()));

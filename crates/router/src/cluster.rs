@@ -106,8 +106,9 @@ pub(crate) struct Dispatch {
     pub node: NodeId,
     pub name: Arc<str>,
     pub upstream: Arc<Upstream>,
-    /// Told to the node (`X-Larder-Target`), so its holdings digest names the target.
-    pub hint: wire::TargetHint,
+    /// Told to the node (`X-Larder-Target`), so its holdings digest names the target;
+    /// only for policies that place targets.
+    pub hint: Option<wire::TargetHint>,
 }
 
 pub(crate) struct Cluster {
@@ -184,7 +185,7 @@ impl Cluster {
     ) -> Option<Dispatch> {
         self.hot().record(target, path);
         let now = self.nanos_at(at);
-        let (node, name) = {
+        let (node, name, hint) = {
             let mut guard = self.placement();
             let p = &mut *guard;
             let picked = p.policy.pick(target, &p.view, now);
@@ -198,15 +199,16 @@ impl Cluster {
             p.view.started(node);
             let holds = p.view.holds(node, target.key);
             p.agreement.record(holds, now);
+            let hint = p
+                .spec
+                .places_targets()
+                .then_some(wire::TargetHint { key: target.key.0, tree: target.tree.0 });
             let status = &mut p.nodes[node.index()];
             status.stats.dispatched(exclude.is_some());
-            (node, status.name.clone())
+            (node, status.name.clone(), hint)
         };
         match self.upstream(node) {
-            Some(upstream) => {
-                let hint = wire::TargetHint { key: target.key.0, tree: target.tree.0 };
-                Some(Dispatch { node, name, upstream, hint })
-            }
+            Some(upstream) => Some(Dispatch { node, name, upstream, hint }),
             None => {
                 self.finish(node, target, Outcome::Failed, None, at);
                 None

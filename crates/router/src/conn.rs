@@ -408,10 +408,12 @@ impl Connection {
             }
             None => self.out.extend_from_slice(&req.upstream_head),
         }
-        // The target, last before the blank line, so the node's holdings name it.
-        self.out.truncate(self.out.len() - 2);
-        dispatch.hint.write_field(&mut self.out);
-        self.out.extend_from_slice(b"\r\n");
+        if let Some(hint) = dispatch.hint {
+            // The target, last before the blank line, so the node's holdings name it.
+            self.out.truncate(self.out.len() - 2);
+            hint.write_field(&mut self.out);
+            self.out.extend_from_slice(b"\r\n");
+        }
         let plan = BodyPlan {
             framing: req.framing,
             chunked_out: true,

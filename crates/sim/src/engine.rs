@@ -309,7 +309,7 @@ impl<'w> Simulator<'w> {
             0 => crate::DEFAULT_REPORT_DELAY_NS,
             d => d,
         };
-        let mut next_publish = if reads_holdings(&config.policy) { 0 } else { u64::MAX };
+        let mut next_publish = if config.policy.reads_holdings() { 0 } else { u64::MAX };
 
         loop {
             while in_flight < limit && next < total {
@@ -519,14 +519,4 @@ fn ratio(part: u64, whole: u64) -> f64 {
     } else {
         part as f64 / whole as f64
     }
-}
-
-/// Whether the policy places targets from the nodes' reports of what they hold.
-fn reads_holdings(spec: &policy::PolicySpec) -> bool {
-    use policy::{PlacementMode, PolicyKind};
-    let placing = matches!(
-        spec.kind,
-        PolicyKind::Lard | PolicyKind::LardR | PolicyKind::Hacc | PolicyKind::Class
-    );
-    placing && spec.placement == PlacementMode::Shared
 }
