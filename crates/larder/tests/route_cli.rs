@@ -150,9 +150,19 @@ fn help_and_bad_input() {
     let out =
         Command::new(env!("CARGO_BIN_EXE_larder")).args(["route", "--help"]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    for flag in
-        ["--config", "--listen", "--node", "--policy", "--threads", "--admin", "--reuseport"]
-    {
+    for flag in [
+        "--config",
+        "--listen",
+        "--node",
+        "--policy",
+        "--threads",
+        "--admin",
+        "--reuseport",
+        "--nodes-dns",
+        "--nodes-srv",
+        "--dns-resolver",
+        "--dns-refresh-ms",
+    ] {
         assert!(text.contains(flag), "--help lacks {flag}");
     }
     let out = Command::new(env!("CARGO_BIN_EXE_larder"))
@@ -167,4 +177,16 @@ fn help_and_bad_input() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown policy"));
+    for (args, want) in [
+        (&["--nodes-dns", "web.example"][..], "needs a port, as NAME:PORT"),
+        (&["--nodes-srv", "web.example:80"][..], "SRV records carry the ports"),
+        (&["--nodes-dns", "web.example:80", "--dns-resolver", "dns"][..], "not IP or IP:PORT"),
+        (&["--admin", ""][..], "at least one node"),
+    ] {
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_larder")).arg("route").args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }

@@ -13,6 +13,9 @@
 //!
 //! Node ids are dense and follow addresses: a node keeps its id across reloads, a new
 //! address gets the next id, a removed node keeps its slot but leaves the membership.
+//!
+//! The membership is the given config's nodes plus the nodes DNS discovery found
+//! ([`Sources`]); a reload and a discovery change both apply their union the same way.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -24,6 +27,7 @@ use policy::{
 
 use crate::agreement::Agreement;
 use crate::config::{NodeConfig, RouterConfig};
+use crate::discovered::Discovered;
 use crate::error::RouterError;
 use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
@@ -116,6 +120,36 @@ pub(crate) struct Cluster {
     upstreams: RwLock<Vec<Arc<Upstream>>>,
     placement: Mutex<Placement>,
     hot: Mutex<HotTargets>,
+    sources: Mutex<Sources>,
+    discovered: Mutex<Discovered>,
+}
+
+/// Where the membership comes from: the config as given (file and flags) and the nodes
+/// discovery found. Held while a change applies, so reloads and discovery take turns.
+struct Sources {
+    given: RouterConfig,
+    found: Vec<NodeConfig>,
+}
+
+impl Sources {
+    /// `given` with the found nodes after its own; a found address the config already
+    /// lists stays the config's.
+    fn merged(given: &RouterConfig, found: &[NodeConfig]) -> RouterConfig {
+        let mut c = given.clone();
+        for n in found {
+            if !c.nodes.iter().any(|m| m.addr == n.addr) {
+                c.nodes.push(n.clone());
+            }
+        }
+        c
+    }
+}
+
+/// The nodes a discovery change brought in and took out, by name.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Change {
+    pub joined: Vec<String>,
+    pub left: Vec<String>,
 }
 
 impl Cluster {
@@ -133,6 +167,7 @@ impl Cluster {
             agreement: Agreement::default(),
         };
         let hot = HotTargets::new(config.limits.hot_targets);
+        let sources = Sources { given: config.clone(), found: Vec::new() };
         let settings = Settings::new(config)?;
         let rules = settings.health;
         let cluster = Cluster {
@@ -141,6 +176,8 @@ impl Cluster {
             upstreams: RwLock::new(upstreams),
             placement: Mutex::new(placement),
             hot: Mutex::new(hot),
+            sources: Mutex::new(sources),
+            discovered: Mutex::new(Discovered::default()),
         };
         cluster.push_membership(&mut cluster.placement(), &rules, Instant::now());
         Ok(cluster)
@@ -156,6 +193,20 @@ impl Cluster {
 
     pub(crate) fn hot(&self) -> MutexGuard<'_, HotTargets> {
         self.hot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Discovery's state (the loop's and `/stats`').
+    pub(crate) fn discovered(&self) -> MutexGuard<'_, Discovered> {
+        self.discovered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn sources(&self) -> MutexGuard<'_, Sources> {
+        self.sources.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many nodes the given config lists itself.
+    pub(crate) fn static_nodes(&self) -> usize {
+        self.sources().given.nodes.len()
     }
 
     pub(crate) fn upstreams(&self) -> Vec<Arc<Upstream>> {
@@ -360,9 +411,40 @@ impl Cluster {
             .collect()
     }
 
-    /// Apply a new config: nodes by address, weights, policy parameters, limits.
-    /// A changed policy spec means a new policy (its placement starts afresh).
+    /// Apply a new config (with the nodes discovery found): nodes by address, weights,
+    /// policy parameters, limits.
     pub(crate) fn reload(&self, config: RouterConfig) -> Result<(), RouterError> {
+        config.validate()?;
+        let mut sources = self.sources();
+        self.apply(Sources::merged(&config, &sources.found))?;
+        sources.given = config;
+        Ok(())
+    }
+
+    /// The nodes discovery found now, applied like a reload: a new node joins, a node no
+    /// longer found leaves the membership (no new picks; requests in flight finish).
+    /// `None` when nothing changed.
+    pub(crate) fn set_discovered(
+        &self,
+        found: Vec<NodeConfig>,
+    ) -> Result<Option<Change>, RouterError> {
+        let mut sources = self.sources();
+        if sources.found == found {
+            return Ok(None);
+        }
+        self.apply(Sources::merged(&sources.given, &found))?;
+        let named = |list: &[NodeConfig], other: &[NodeConfig]| -> Vec<String> {
+            list.iter().filter(|n| !other.contains(n)).map(|n| n.display_name()).collect()
+        };
+        let change =
+            Change { joined: named(&found, &sources.found), left: named(&sources.found, &found) };
+        sources.found = found;
+        Ok(Some(change))
+    }
+
+    /// Make `config` the membership: nodes by address, weights, policy parameters,
+    /// limits. A changed policy spec means a new policy (its placement starts afresh).
+    fn apply(&self, config: RouterConfig) -> Result<(), RouterError> {
         config.validate()?;
         let settings = Arc::new(Settings::new(config)?);
         let config = &settings.config;
