@@ -564,6 +564,40 @@ mod tests {
     }
 
     #[test]
+    fn discovered_nodes_merge_with_the_config_and_outlive_its_reload() {
+        let c = Cluster::new(config(1)).unwrap();
+        let found = |ports: &[u16]| -> Vec<NodeConfig> {
+            let node = |p: u16| NodeConfig {
+                name: format!("pod-{p}"),
+                ..NodeConfig::new(SocketAddr::from(([127, 0, 0, 2], p)))
+            };
+            ports.iter().map(|&p| node(p)).collect()
+        };
+        let members = |c: &Cluster| -> Vec<String> {
+            let p = c.placement();
+            let mut names: Vec<String> =
+                p.nodes.iter().filter(|n| n.configured).map(|n| n.name.to_string()).collect();
+            names.sort();
+            names
+        };
+        let change = c.set_discovered(found(&[1, 2])).unwrap().unwrap();
+        assert_eq!(change, Change { joined: vec!["pod-1".into(), "pod-2".into()], left: vec![] });
+        assert_eq!(c.set_discovered(found(&[1, 2])).unwrap(), None, "nothing changed");
+        assert_eq!(members(&c), ["127.0.0.1:1000", "pod-1", "pod-2"]);
+        c.reload(config(2)).unwrap();
+        assert_eq!(members(&c), ["127.0.0.1:1000", "127.0.0.1:1001", "pod-1", "pod-2"]);
+        let change = c.set_discovered(found(&[2, 3])).unwrap().unwrap();
+        assert_eq!(change, Change { joined: vec!["pod-3".into()], left: vec!["pod-1".into()] });
+        assert_eq!(members(&c), ["127.0.0.1:1000", "127.0.0.1:1001", "pod-2", "pod-3"]);
+        assert_eq!(c.static_nodes(), 2);
+        // A found address the config lists stays the config's node.
+        let mut same = found(&[]);
+        same.push(NodeConfig { name: "dup".into(), ..config(1).nodes[0].clone() });
+        c.set_discovered(same).unwrap();
+        assert_eq!(members(&c), ["127.0.0.1:1000", "127.0.0.1:1001"]);
+    }
+
+    #[test]
     fn reload_keeps_ids_by_address() {
         let c = Cluster::new(config(2)).unwrap();
         let mut next = config(3);
