@@ -543,6 +543,25 @@ mod tests {
     }
 
     #[test]
+    fn the_example_discovery_names_parse_when_uncommented() {
+        let text = include_str!("../../../examples/router.toml");
+        let (head, discovery) = text.split_once("[discovery]").unwrap();
+        let uncommented: String = discovery
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let c = RouterConfig::from_toml(&format!("{head}[discovery]{uncommented}")).unwrap();
+        assert_eq!(c.discovery.dns.len(), 2);
+        assert_eq!((c.discovery.dns[0].port, c.discovery.dns[1].kind), (8081, DnsKind::Srv));
+        assert_eq!(c.discovery.refresh_ms, DiscoveryConfig::default().refresh_ms);
+        assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
+    }
+
+    #[test]
     fn a_config_written_as_toml_reads_back_the_same() {
         let text = include_str!("../../../examples/router.toml");
         let c = RouterConfig::from_toml(text).unwrap();
