@@ -152,41 +152,42 @@ impl Router {
             _ = discovered => false,
             _ = &mut shutdown => true,
         };
-        if !stopped {
-            loop {
-                while connections.try_join_next().is_some() {}
-                let permit = tokio::select! {
-                    p = permits.clone().acquire_owned() => match p {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
-                    _ = &mut shutdown => break,
-                };
-                let accepted = tokio::select! {
-                    a = listener.accept() => a,
-                    _ = &mut shutdown => break,
-                };
-                let (stream, peer) = match accepted {
-                    Ok(a) => a,
-                    Err(e) => {
-                        // Out of descriptors and the like: say so, breathe, go on.
-                        event("error", "accept failed", &[("error", &e)]);
-                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                        continue;
-                    }
-                };
-                let conn = conn::Connection::new(
-                    stream,
-                    peer,
-                    self.cluster.clone(),
-                    self.access_log.clone(),
-                    drain.wait(),
-                );
-                connections.spawn(async move {
-                    conn.run().await;
-                    drop(permit);
-                });
+        loop {
+            if stopped {
+                break;
             }
+            while connections.try_join_next().is_some() {}
+            let permit = tokio::select! {
+                p = permits.clone().acquire_owned() => match p {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+                _ = &mut shutdown => break,
+            };
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                _ = &mut shutdown => break,
+            };
+            let (stream, peer) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors and the like: say so, breathe, go on.
+                    event("error", "accept failed", &[("error", &e)]);
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            let conn = conn::Connection::new(
+                stream,
+                peer,
+                self.cluster.clone(),
+                self.access_log.clone(),
+                drain.wait(),
+            );
+            connections.spawn(async move {
+                conn.run().await;
+                drop(permit);
+            });
         }
 
         drop(listener);
