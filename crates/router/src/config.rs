@@ -545,7 +545,7 @@ mod tests {
     #[test]
     fn the_example_discovery_names_parse_when_uncommented() {
         let text = include_str!("../../../examples/router.toml");
-        let (head, discovery) = text.split_once("[discovery]").unwrap();
+        let (head, discovery) = text.split_once("\n[discovery]\n").unwrap();
         let uncommented: String = discovery
             .lines()
             .map(|l| match l.strip_prefix("# ") {
@@ -554,7 +554,7 @@ mod tests {
             })
             .map(|l| format!("{l}\n"))
             .collect();
-        let c = RouterConfig::from_toml(&format!("{head}[discovery]{uncommented}")).unwrap();
+        let c = RouterConfig::from_toml(&format!("{head}\n[discovery]\n{uncommented}")).unwrap();
         assert_eq!(c.discovery.dns.len(), 2);
         assert_eq!((c.discovery.dns[0].port, c.discovery.dns[1].kind), (8081, DnsKind::Srv));
         assert_eq!(c.discovery.refresh_ms, DiscoveryConfig::default().refresh_ms);
