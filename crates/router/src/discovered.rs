@@ -320,9 +320,10 @@ pub(crate) struct Discovered {
 }
 
 impl Discovered {
-    /// Start a round over `names` (the config's, which a reload may have changed): the
-    /// state of names still listed is kept, in the new order.
-    pub fn begin(&mut self, names: &[DnsName], resolver: SocketAddr) {
+    /// Start a round over `names` (the config's, which a reload may have changed) asking
+    /// `resolver` (none without names): the state of names still listed is kept, in the
+    /// new order.
+    pub fn begin(&mut self, names: &[DnsName], resolver: Option<SocketAddr>) {
         let mut old = std::mem::take(&mut self.names);
         self.names = names
             .iter()
@@ -339,7 +340,7 @@ impl Discovered {
                 },
             })
             .collect();
-        self.resolver = Some(resolver);
+        self.resolver = resolver;
     }
 
     /// What name `i` resolved to at `now`, or why it could not be resolved (its last good
@@ -523,7 +524,7 @@ mod tests {
         let spec = DnsName::new("web", 80, DnsKind::A);
         let mut d = Discovered::default();
         let t0 = Instant::now();
-        d.begin(std::slice::from_ref(&spec), "127.0.0.1:53".parse().unwrap());
+        d.begin(std::slice::from_ref(&spec), "127.0.0.1:53".parse().ok());
         let answer = Answer {
             found: vec![found("web/10.0.0.1", "10.0.0.1:80")],
             ttl: Some(Duration::from_secs(30)),
@@ -534,7 +535,7 @@ mod tests {
         assert_eq!(d.shortest_ttl(), Some(Duration::from_secs(30)));
 
         let t1 = t0 + Duration::from_secs(5);
-        d.begin(std::slice::from_ref(&spec), "127.0.0.1:53".parse().unwrap());
+        d.begin(std::slice::from_ref(&spec), "127.0.0.1:53".parse().ok());
         let note = d.record(0, Err("timed out".into()), t1);
         assert_eq!(note, Some(Note::Failed { name: "web".into(), error: "timed out".into() }));
         assert_eq!(d.record(0, Err("timed out".into()), t1), None, "said once");
@@ -551,7 +552,7 @@ mod tests {
     #[test]
     fn empty_answers_never_leave_the_router_without_nodes() {
         let specs = [DnsName::new("a", 80, DnsKind::A), DnsName::new("b", 80, DnsKind::A)];
-        let resolver = "127.0.0.1:53".parse().unwrap();
+        let resolver = "127.0.0.1:53".parse().ok();
         let now = Instant::now();
         let one = |name: &str, addr: &str| Answer { found: vec![found(name, addr)], ttl: None };
         let mut d = Discovered::default();
@@ -586,7 +587,7 @@ mod tests {
     fn nodes_are_bounded_and_one_per_address() {
         let specs = [DnsName::new("a", 80, DnsKind::A), DnsName::new("b", 80, DnsKind::A)];
         let mut d = Discovered::default();
-        d.begin(&specs, "127.0.0.1:53".parse().unwrap());
+        d.begin(&specs, "127.0.0.1:53".parse().ok());
         let now = Instant::now();
         let answer = |names: &[(&str, &str)]| Answer {
             found: names.iter().map(|(n, a)| found(n, a)).collect(),

@@ -63,7 +63,7 @@ async fn round(
     let addr = config
         .resolver_addr(resolv_conf.as_deref())
         .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 53)));
-    cluster.discovered().begin(&config.dns, addr);
+    cluster.discovered().begin(&config.dns, (!config.dns.is_empty()).then_some(addr));
     if !config.dns.is_empty() {
         let key = ResolverKey { addr, timeout_ms: config.timeout_ms, attempts: config.attempts };
         if resolver.as_ref().is_none_or(|(k, _)| *k != key) {
