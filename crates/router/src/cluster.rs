@@ -12,7 +12,9 @@
 //! file applies its flips to the membership. Counting lives in [`crate::stats`].
 //!
 //! Node ids are dense and follow addresses: a node keeps its id across reloads, a new
-//! address gets the next id, a removed node keeps its slot but leaves the membership.
+//! address gets the next id, a removed node keeps its slot but leaves the membership. A
+//! removed node that comes back under its name on a new address (discovery's SRV
+//! targets) takes its old slot again.
 //!
 //! The membership is the given config's nodes plus the nodes DNS discovery found
 //! ([`Sources`]); a reload and a discovery change both apply their union the same way.
@@ -461,12 +463,23 @@ impl Cluster {
                     s.name = n.display_name().into();
                     NodeId(i as u32)
                 }
-                None => {
-                    let id = NodeId(p.nodes.len() as u32);
-                    p.nodes.push(NodeStatus::new(n));
-                    upstreams.push(Arc::new(Upstream::new(n.addr)));
-                    id
-                }
+                None => match p.returning(n) {
+                    // The node is back under its name on a new address (an SRV target
+                    // whose pod moved): its old slot, afresh.
+                    Some(id) => {
+                        p.nodes[id.index()] = NodeStatus::new(n);
+                        p.view.report(id, 0.0, 0.0);
+                        p.view.set_holdings(id, None);
+                        upstreams[id.index()] = Arc::new(Upstream::new(n.addr));
+                        id
+                    }
+                    None => {
+                        let id = NodeId(p.nodes.len() as u32);
+                        p.nodes.push(NodeStatus::new(n));
+                        upstreams.push(Arc::new(Upstream::new(n.addr)));
+                        id
+                    }
+                },
             };
             ids.push(id);
         }
@@ -505,6 +518,17 @@ fn announce(status: &NodeStatus, flip: Flip) {
 }
 
 impl Placement {
+    /// A removed node's slot that `n` may take: same name, nothing in flight. So a node
+    /// that comes back on a new address keeps its id, and slots do not pile up as
+    /// addresses change under stable names.
+    fn returning(&self, n: &NodeConfig) -> Option<NodeId> {
+        let name = n.display_name();
+        (0..self.nodes.len()).map(|i| NodeId(i as u32)).find(|&id| {
+            let s = &self.nodes[id.index()];
+            !s.configured && *s.name == *name && self.view.in_flight(id) == 0
+        })
+    }
+
     /// The eligible node with the least load, other than `exclude`.
     fn least_loaded_except(&self, exclude: Option<NodeId>) -> Option<NodeId> {
         (0..self.nodes.len())
@@ -595,6 +619,25 @@ mod tests {
         same.push(NodeConfig { name: "dup".into(), ..config(1).nodes[0].clone() });
         c.set_discovered(same).unwrap();
         assert_eq!(members(&c), ["127.0.0.1:1000", "127.0.0.1:1001"]);
+    }
+
+    #[test]
+    fn a_node_back_under_its_name_on_a_new_address_takes_its_old_slot() {
+        let c = Cluster::new(config(1)).unwrap();
+        let pod = |port: u16| NodeConfig {
+            name: "pod-0".into(),
+            ..NodeConfig::new(SocketAddr::from(([127, 0, 0, 2], port)))
+        };
+        c.set_discovered(vec![pod(1)]).unwrap();
+        // Moved in one round: the old slot is still in use while the new one is placed.
+        c.set_discovered(vec![pod(2)]).unwrap();
+        c.set_discovered(vec![]).unwrap();
+        c.set_discovered(vec![pod(3)]).unwrap();
+        let p = c.placement();
+        assert_eq!(p.nodes.len(), 3, "slots: the config's node, pod-0 twice");
+        let at: Vec<_> = p.nodes.iter().filter(|n| n.configured).map(|n| n.addr.port()).collect();
+        assert_eq!(at, [1000, 3]);
+        assert_eq!(c.upstreams()[1].addr, pod(3).addr);
     }
 
     #[test]
