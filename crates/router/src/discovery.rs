@@ -55,9 +55,10 @@ async fn round(
     config: &DiscoveryConfig,
     resolver: &mut Option<(ResolverKey, TokioResolver)>,
 ) -> Duration {
-    let resolv_conf = match config.resolver.is_empty() && !config.dns.is_empty() {
-        true => std::fs::read_to_string(RESOLV_CONF).ok(),
-        false => None,
+    let resolv_conf = if config.resolver.is_empty() && !config.dns.is_empty() {
+        std::fs::read_to_string(RESOLV_CONF).ok()
+    } else {
+        None
     };
     // Checked when the config was loaded; a failure here can only be a changed file.
     let addr = config
