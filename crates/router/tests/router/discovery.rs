@@ -248,3 +248,20 @@ async fn address_nodes_follow_a_records_and_outlive_a_failing_nameserver() {
     assert!(!x.seen().is_empty() && !y.seen().is_empty());
     router.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_with_a_short_ttl_are_asked_again_before_refresh_ms() {
+    let dns = DnsServer::start().await;
+    let a = Backend::start("a").await;
+    dns.set_a("web.test", &[Ipv4Addr::LOCALHOST]);
+    dns.set_ttl(0);
+    let name = DnsName::parse_addresses(&format!("web.test:{}", a.addr.port())).unwrap();
+    let mut c = config(&dns, name);
+    // Rounds every 10 minutes unless the TTL says sooner; never within 50 ms.
+    (c.discovery.refresh_ms, c.discovery.min_refresh_ms) = (600_000, 50);
+    let router = RunningRouter::start(c).await;
+    let stats = poll(&router, |s| refreshes(s) >= 4).await;
+    assert_eq!(stats["discovery"]["names"][0]["ttl_s"], 0);
+    assert_eq!(members(&stats), ["web.test/127.0.0.1"]);
+    router.stop().await;
+}

@@ -12,13 +12,14 @@ use hickory_proto::rr::rdata::{A, SRV};
 use hickory_proto::rr::{Name, RData, Record, RecordType};
 use tokio::net::UdpSocket;
 
-/// TTL of every record (long: refreshes in these tests follow `refresh_ms`).
+/// TTL of every record unless the test sets another (long: refreshes then follow
+/// `refresh_ms`).
 const TTL: u32 = 300;
 
-#[derive(Default)]
 struct Table {
     a: HashMap<String, Vec<Ipv4Addr>>,
     srv: HashMap<String, Vec<(String, u16)>>,
+    ttl: u32,
     failing: bool,
     queries: u64,
 }
@@ -33,7 +34,13 @@ impl DnsServer {
     pub async fn start() -> DnsServer {
         let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let addr = socket.local_addr().unwrap();
-        let table = Arc::new(Mutex::new(Table::default()));
+        let table = Arc::new(Mutex::new(Table {
+            a: HashMap::new(),
+            srv: HashMap::new(),
+            ttl: TTL,
+            failing: false,
+            queries: 0,
+        }));
         let t = table.clone();
         let task = tokio::spawn(async move {
             let mut buf = vec![0u8; 4096];
@@ -55,6 +62,11 @@ impl DnsServer {
     pub fn set_srv(&self, name: &str, targets: &[(&str, u16)]) {
         let targets = targets.iter().map(|(t, p)| (t.to_string(), *p)).collect();
         self.table.lock().unwrap().srv.insert(key(name), targets);
+    }
+
+    /// Every record's TTL from now on, in seconds.
+    pub fn set_ttl(&self, secs: u32) {
+        self.table.lock().unwrap().ttl = secs;
     }
 
     /// While `failing`, every query gets SERVFAIL.
@@ -101,7 +113,7 @@ fn answer(bytes: &[u8], table: &Mutex<Table>) -> Option<Vec<u8>> {
                 for ip in t.a.get(&name).into_iter().flatten() {
                     reply.add_answer(Record::from_rdata(
                         query.name().clone(),
-                        TTL,
+                        t.ttl,
                         RData::A(A(*ip)),
                     ));
                 }
@@ -112,7 +124,7 @@ fn answer(bytes: &[u8], table: &Mutex<Table>) -> Option<Vec<u8>> {
                     let srv = SRV::new(0, 1, *port, target);
                     reply.add_answer(Record::from_rdata(
                         query.name().clone(),
-                        TTL,
+                        t.ttl,
                         RData::SRV(srv),
                     ));
                 }
