@@ -17,6 +17,7 @@ use tokio::signal::unix::{signal, SignalKind};
 /// (see examples/router.toml, which explains every key); flags given with a config
 /// override its values. SIGHUP reloads the config file, SIGTERM drains and exits.
 /// The admin API (/stats, /metrics, /targets?top=N) listens on 127.0.0.1:9090 by default.
+/// Nodes can also come from DNS (--nodes-dns, --nodes-srv), asked again as records change.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// TOML configuration file.
