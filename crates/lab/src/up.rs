@@ -124,6 +124,8 @@ impl UpConfig {
             println!("  node {name:<6} http://{addr}  pid {}", node.pid());
         }
         router_config.nodes = started_nodes(&addrs);
+        // The cluster is the nodes started here: none from a config file's DNS names.
+        router_config.discovery.dns.clear();
         let started = self.start_routers(
             &launcher,
             &mut router_config,

@@ -76,6 +76,54 @@ fn routes_with_flags_then_exits_on_sigterm() {
     assert!(wait_exit(&child).success());
 }
 
+/// A nameserver on 127.0.0.1 (UDP) that answers every A query with 127.0.0.1 and any
+/// other query with no records; it stops after a few hundred queries or a quiet minute.
+fn nameserver() -> std::net::SocketAddr {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let addr = socket.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        for _ in 0..500 {
+            let Ok((len, peer)) = socket.recv_from(&mut buf) else { return };
+            // Header (12 bytes), then the question: labels up to a zero byte, type, class.
+            let mut end = 12;
+            while end < len && buf[end] != 0 {
+                end += usize::from(buf[end]) + 1;
+            }
+            if end + 5 > len {
+                continue;
+            }
+            let is_a = buf[end + 1..end + 3] == [0, 1];
+            let mut reply = buf[..2].to_vec(); // the query's id
+            reply.extend_from_slice(&[0x85, 0x80, 0, 1, 0, u8::from(is_a), 0, 0, 0, 0]);
+            reply.extend_from_slice(&buf[12..end + 5]);
+            if is_a {
+                // A pointer to the question's name, type A, class IN, TTL 30, 127.0.0.1.
+                reply.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4, 127, 0, 0, 1]);
+            }
+            let _ = socket.send_to(&reply, peer);
+        }
+    });
+    addr
+}
+
+#[test]
+fn routes_to_nodes_found_through_dns() {
+    let (node, dns) = (backend("n1"), nameserver());
+    let (name, resolver) = (format!("web.test:{}", node.port()), dns.to_string());
+    let args = ["--listen", "127.0.0.1:0", "--admin", "", "--threads", "1", "--node-header"];
+    let dns_args = ["--nodes-dns", &name, "--dns-resolver", &resolver, "--dns-refresh-ms", "200"];
+    let (child, addr) = start(&[&args[..], &dns_args].concat());
+    let line = child.stderr.recv_timeout(WAIT).expect("a discovery event");
+    assert!(line.contains("discovered nodes changed") && line.contains("web.test/127.0.0.1"));
+    let resp = get(&addr, "/a.html");
+    assert!(resp.contains("X-Larder-Node: web.test/127.0.0.1\r\n"), "{resp}");
+    assert!(resp.ends_with("hello from n1"), "{resp}");
+    child.signal("TERM");
+    assert!(wait_exit(&child).success());
+}
+
 #[test]
 fn reloads_its_config_file_on_sighup() {
     let (n1, n2) = (backend("n1"), backend("n2"));
@@ -150,9 +198,19 @@ fn help_and_bad_input() {
     let out =
         Command::new(env!("CARGO_BIN_EXE_larder")).args(["route", "--help"]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    for flag in
-        ["--config", "--listen", "--node", "--policy", "--threads", "--admin", "--reuseport"]
-    {
+    for flag in [
+        "--config",
+        "--listen",
+        "--node",
+        "--policy",
+        "--threads",
+        "--admin",
+        "--reuseport",
+        "--nodes-dns",
+        "--nodes-srv",
+        "--dns-resolver",
+        "--dns-refresh-ms",
+    ] {
         assert!(text.contains(flag), "--help lacks {flag}");
     }
     let out = Command::new(env!("CARGO_BIN_EXE_larder"))
@@ -167,4 +225,16 @@ fn help_and_bad_input() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown policy"));
+    for (args, want) in [
+        (&["--nodes-dns", "web.example"][..], "needs a port, as NAME:PORT"),
+        (&["--nodes-srv", "web.example:80"][..], "SRV records carry the ports"),
+        (&["--nodes-dns", "web.example:80", "--dns-resolver", "dns"][..], "not IP or IP:PORT"),
+        (&["--admin", ""][..], "at least one node"),
+    ] {
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_larder")).arg("route").args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }

@@ -89,7 +89,8 @@ async fn reply(
 }
 
 /// Per node: in-flight, load, requests, errors, health, assigned (hot) targets; per
-/// policy: table size, reassignments, replications.
+/// policy: table size, reassignments, replications; DNS discovery: per name, its nodes,
+/// last refresh and last error.
 pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
     let upstreams = cluster.upstreams();
     let (hot, hot_tracked) = {
@@ -97,6 +98,7 @@ pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
         (hot.top(usize::MAX), hot.len())
     };
     let now = Instant::now();
+    let discovery = cluster.discovered().status(now);
     let p = cluster.placement();
     let policy_stats = p.policy.stats();
     let nodes: Vec<_> = p
@@ -142,6 +144,7 @@ pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
         "placement": placement(cluster, &p, now),
         "hot_targets_tracked": hot_tracked,
         "nodes": nodes,
+        "discovery": discovery,
     })
 }
 

@@ -1,17 +1,20 @@
 //! The router's background loops, off the request path: active health checks with the
-//! health ticker, the load monitor, and the access log's flush. [`spawn`] starts them all
-//! beside the accept loop; they run until the router's [`JoinSet`] is shut down.
+//! health ticker, the load monitor, DNS discovery of nodes (`discovery`), and the access
+//! log's flush. [`spawn`] starts them all beside the accept loop; they run until the
+//! router's [`JoinSet`] is shut down.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use policy::NodeId;
+use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
 use crate::config::ms;
+use crate::discovery;
 use crate::monitor::parse_report;
 use crate::probe;
 
@@ -20,13 +23,21 @@ const HEALTH_TICK: Duration = Duration::from_millis(100);
 /// How often the buffered access log is written out.
 const LOG_FLUSH: Duration = Duration::from_secs(1);
 
-/// Start every background loop on `set`.
-pub(crate) fn spawn(set: &mut JoinSet<()>, cluster: &Arc<Cluster>, log: Option<Arc<AccessLog>>) {
+/// Start every background loop on `set`. The receiver hears when discovery's first round
+/// is in the membership.
+pub(crate) fn spawn(
+    set: &mut JoinSet<()>,
+    cluster: &Arc<Cluster>,
+    log: Option<Arc<AccessLog>>,
+) -> oneshot::Receiver<()> {
+    let (first_round, discovered) = oneshot::channel();
+    set.spawn(discovery::run(cluster.clone(), first_round));
     set.spawn(health_checks(cluster.clone()));
     set.spawn(load_monitor(cluster.clone()));
     if let Some(log) = log {
         set.spawn(flush_access_log(log));
     }
+    discovered
 }
 
 /// Tick health every 100 ms (ejections ending, slow start ramping); check every node

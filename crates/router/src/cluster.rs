@@ -12,7 +12,12 @@
 //! file applies its flips to the membership. Counting lives in [`crate::stats`].
 //!
 //! Node ids are dense and follow addresses: a node keeps its id across reloads, a new
-//! address gets the next id, a removed node keeps its slot but leaves the membership.
+//! address gets the next id, a removed node keeps its slot but leaves the membership. A
+//! removed node that comes back under its name on a new address (discovery's SRV
+//! targets) takes its old slot again.
+//!
+//! The membership is the given config's nodes plus the nodes DNS discovery found
+//! ([`Sources`]); a reload and a discovery change both apply their union the same way.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -24,6 +29,7 @@ use policy::{
 
 use crate::agreement::Agreement;
 use crate::config::{NodeConfig, RouterConfig};
+use crate::discovered::Discovered;
 use crate::error::RouterError;
 use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
@@ -117,6 +123,36 @@ pub(crate) struct Cluster {
     upstreams: RwLock<Vec<Arc<Upstream>>>,
     placement: Mutex<Placement>,
     hot: Mutex<HotTargets>,
+    sources: Mutex<Sources>,
+    discovered: Mutex<Discovered>,
+}
+
+/// Where the membership comes from: the config as given (file and flags) and the nodes
+/// discovery found. Held while a change applies, so reloads and discovery take turns.
+struct Sources {
+    given: RouterConfig,
+    found: Vec<NodeConfig>,
+}
+
+impl Sources {
+    /// `given` with the found nodes after its own; a found address the config already
+    /// lists stays the config's.
+    fn merged(given: &RouterConfig, found: &[NodeConfig]) -> RouterConfig {
+        let mut c = given.clone();
+        for n in found {
+            if !c.nodes.iter().any(|m| m.addr == n.addr) {
+                c.nodes.push(n.clone());
+            }
+        }
+        c
+    }
+}
+
+/// The nodes a discovery change brought in and took out, by name.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Change {
+    pub joined: Vec<String>,
+    pub left: Vec<String>,
 }
 
 impl Cluster {
@@ -134,6 +170,7 @@ impl Cluster {
             agreement: Agreement::default(),
         };
         let hot = HotTargets::new(config.limits.hot_targets);
+        let sources = Sources { given: config.clone(), found: Vec::new() };
         let settings = Settings::new(config)?;
         let rules = settings.health;
         let cluster = Cluster {
@@ -142,6 +179,8 @@ impl Cluster {
             upstreams: RwLock::new(upstreams),
             placement: Mutex::new(placement),
             hot: Mutex::new(hot),
+            sources: Mutex::new(sources),
+            discovered: Mutex::new(Discovered::default()),
         };
         cluster.push_membership(&mut cluster.placement(), &rules, Instant::now());
         Ok(cluster)
@@ -157,6 +196,20 @@ impl Cluster {
 
     pub(crate) fn hot(&self) -> MutexGuard<'_, HotTargets> {
         self.hot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Discovery's state (the loop's and `/stats`').
+    pub(crate) fn discovered(&self) -> MutexGuard<'_, Discovered> {
+        self.discovered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn sources(&self) -> MutexGuard<'_, Sources> {
+        self.sources.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many nodes the given config lists itself.
+    pub(crate) fn static_nodes(&self) -> usize {
+        self.sources().given.nodes.len()
     }
 
     pub(crate) fn upstreams(&self) -> Vec<Arc<Upstream>> {
@@ -362,9 +415,40 @@ impl Cluster {
             .collect()
     }
 
-    /// Apply a new config: nodes by address, weights, policy parameters, limits.
-    /// A changed policy spec means a new policy (its placement starts afresh).
+    /// Apply a new config (with the nodes discovery found): nodes by address, weights,
+    /// policy parameters, limits.
     pub(crate) fn reload(&self, config: RouterConfig) -> Result<(), RouterError> {
+        config.validate()?;
+        let mut sources = self.sources();
+        self.apply(Sources::merged(&config, &sources.found))?;
+        sources.given = config;
+        Ok(())
+    }
+
+    /// The nodes discovery found now, applied like a reload: a new node joins, a node no
+    /// longer found leaves the membership (no new picks; requests in flight finish).
+    /// `None` when nothing changed.
+    pub(crate) fn set_discovered(
+        &self,
+        found: Vec<NodeConfig>,
+    ) -> Result<Option<Change>, RouterError> {
+        let mut sources = self.sources();
+        if sources.found == found {
+            return Ok(None);
+        }
+        self.apply(Sources::merged(&sources.given, &found))?;
+        let named = |list: &[NodeConfig], other: &[NodeConfig]| -> Vec<String> {
+            list.iter().filter(|n| !other.contains(n)).map(|n| n.display_name()).collect()
+        };
+        let change =
+            Change { joined: named(&found, &sources.found), left: named(&sources.found, &found) };
+        sources.found = found;
+        Ok(Some(change))
+    }
+
+    /// Make `config` the membership: nodes by address, weights, policy parameters,
+    /// limits. A changed policy spec means a new policy (its placement starts afresh).
+    fn apply(&self, config: RouterConfig) -> Result<(), RouterError> {
         config.validate()?;
         let settings = Arc::new(Settings::new(config)?);
         let config = &settings.config;
@@ -381,12 +465,23 @@ impl Cluster {
                     s.name = n.display_name().into();
                     NodeId(i as u32)
                 }
-                None => {
-                    let id = NodeId(p.nodes.len() as u32);
-                    p.nodes.push(NodeStatus::new(n));
-                    upstreams.push(Arc::new(Upstream::new(n.addr)));
-                    id
-                }
+                None => match p.returning(n) {
+                    // The node is back under its name on a new address (an SRV target
+                    // whose pod moved): its old slot, afresh.
+                    Some(id) => {
+                        p.nodes[id.index()] = NodeStatus::new(n);
+                        p.view.report(id, 0.0, 0.0);
+                        p.view.set_holdings(id, None);
+                        upstreams[id.index()] = Arc::new(Upstream::new(n.addr));
+                        id
+                    }
+                    None => {
+                        let id = NodeId(p.nodes.len() as u32);
+                        p.nodes.push(NodeStatus::new(n));
+                        upstreams.push(Arc::new(Upstream::new(n.addr)));
+                        id
+                    }
+                },
             };
             ids.push(id);
         }
@@ -425,6 +520,17 @@ fn announce(status: &NodeStatus, flip: Flip) {
 }
 
 impl Placement {
+    /// A removed node's slot that `n` may take: same name, nothing in flight. So a node
+    /// that comes back on a new address keeps its id, and slots do not pile up as
+    /// addresses change under stable names.
+    fn returning(&self, n: &NodeConfig) -> Option<NodeId> {
+        let name = n.display_name();
+        (0..self.nodes.len()).map(|i| NodeId(i as u32)).find(|&id| {
+            let s = &self.nodes[id.index()];
+            !s.configured && *s.name == *name && self.view.in_flight(id) == 0
+        })
+    }
+
     /// The eligible node with the least load, other than `exclude`.
     fn least_loaded_except(&self, exclude: Option<NodeId>) -> Option<NodeId> {
         (0..self.nodes.len())
@@ -481,6 +587,59 @@ mod tests {
         let rules = c.settings().health;
         let w = p.nodes[1].health.weight(p.nodes[1].weight, Instant::now(), &rules);
         assert!(w < WEIGHT_SCALE, "ramping, got {w}");
+    }
+
+    #[test]
+    fn discovered_nodes_merge_with_the_config_and_outlive_its_reload() {
+        let c = Cluster::new(config(1)).unwrap();
+        let found = |ports: &[u16]| -> Vec<NodeConfig> {
+            let node = |p: u16| NodeConfig {
+                name: format!("pod-{p}"),
+                ..NodeConfig::new(SocketAddr::from(([127, 0, 0, 2], p)))
+            };
+            ports.iter().map(|&p| node(p)).collect()
+        };
+        let members = |c: &Cluster| -> Vec<String> {
+            let p = c.placement();
+            let mut names: Vec<String> =
+                p.nodes.iter().filter(|n| n.configured).map(|n| n.name.to_string()).collect();
+            names.sort();
+            names
+        };
+        let change = c.set_discovered(found(&[1, 2])).unwrap().unwrap();
+        assert_eq!(change, Change { joined: vec!["pod-1".into(), "pod-2".into()], left: vec![] });
+        assert_eq!(c.set_discovered(found(&[1, 2])).unwrap(), None, "nothing changed");
+        assert_eq!(members(&c), ["127.0.0.1:1000", "pod-1", "pod-2"]);
+        c.reload(config(2)).unwrap();
+        assert_eq!(members(&c), ["127.0.0.1:1000", "127.0.0.1:1001", "pod-1", "pod-2"]);
+        let change = c.set_discovered(found(&[2, 3])).unwrap().unwrap();
+        assert_eq!(change, Change { joined: vec!["pod-3".into()], left: vec!["pod-1".into()] });
+        assert_eq!(members(&c), ["127.0.0.1:1000", "127.0.0.1:1001", "pod-2", "pod-3"]);
+        assert_eq!(c.static_nodes(), 2);
+        // A found address the config lists stays the config's node.
+        let mut same = found(&[]);
+        same.push(NodeConfig { name: "dup".into(), ..config(1).nodes[0].clone() });
+        c.set_discovered(same).unwrap();
+        assert_eq!(members(&c), ["127.0.0.1:1000", "127.0.0.1:1001"]);
+    }
+
+    #[test]
+    fn a_node_back_under_its_name_on_a_new_address_takes_its_old_slot() {
+        let c = Cluster::new(config(1)).unwrap();
+        let pod = |port: u16| NodeConfig {
+            name: "pod-0".into(),
+            ..NodeConfig::new(SocketAddr::from(([127, 0, 0, 2], port)))
+        };
+        c.set_discovered(vec![pod(1)]).unwrap();
+        // Moved in one round: the old slot is still in use while the new one is placed.
+        c.set_discovered(vec![pod(2)]).unwrap();
+        c.set_discovered(vec![]).unwrap();
+        c.set_discovered(vec![pod(3)]).unwrap();
+        let p = c.placement();
+        assert_eq!(p.nodes.len(), 3, "slots: the config's node, pod-0 twice");
+        let at: Vec<_> = p.nodes.iter().filter(|n| n.configured).map(|n| n.addr.port()).collect();
+        assert_eq!(at, [1000, 3]);
+        assert_eq!(c.upstreams()[1].addr, pod(3).addr);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use policy::mapper::{ClassRule, PathMatch, ViewRule};
 use policy::{ClassId, LoadWeights, MapperConfig, NodeId, PolicyKind, PolicySpec, SECOND};
 use serde::{Deserialize, Serialize};
 
+pub use crate::discovered::{DiscoveryConfig, DnsKind, DnsName};
 use crate::RouterError;
 use http1::ChunkLimits;
 
@@ -43,6 +44,8 @@ pub struct RouterConfig {
     pub health: HealthConfig,
     pub limits: Limits,
     pub timeouts: Timeouts,
+    /// Nodes found through DNS, merged with `nodes`.
+    pub discovery: DiscoveryConfig,
 }
 
 impl Default for RouterConfig {
@@ -64,6 +67,7 @@ impl Default for RouterConfig {
             health: HealthConfig::default(),
             limits: Limits::default(),
             timeouts: Timeouts::default(),
+            discovery: DiscoveryConfig::default(),
         }
     }
 }
@@ -480,9 +484,10 @@ impl RouterConfig {
     /// Check everything that can be checked without opening a socket.
     pub fn validate(&self) -> Result<(), RouterError> {
         let bad = |m: &str| Err(RouterError::Config(m.to_string()));
-        if self.nodes.is_empty() {
-            return bad("at least one node is needed");
+        if self.nodes.is_empty() && self.discovery.dns.is_empty() {
+            return bad("at least one node (or a discovery name) is needed");
         }
+        self.discovery.validate()?;
         for (i, n) in self.nodes.iter().enumerate() {
             if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
                 return Err(RouterError::Config(format!("node {} is listed twice", n.addr)));
@@ -535,6 +540,25 @@ mod tests {
         let c = RouterConfig::from_toml(text).unwrap();
         assert_eq!(c.nodes.len(), 3);
         assert_eq!(c.policy_spec(&c.config_order_ids()).unwrap().kind, PolicyKind::Lard);
+    }
+
+    #[test]
+    fn the_example_discovery_names_parse_when_uncommented() {
+        let text = include_str!("../../../examples/router.toml");
+        let (head, discovery) = text.split_once("\n[discovery]\n").unwrap();
+        let uncommented: String = discovery
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let c = RouterConfig::from_toml(&format!("{head}\n[discovery]\n{uncommented}")).unwrap();
+        assert_eq!(c.discovery.dns.len(), 2);
+        assert_eq!((c.discovery.dns[0].port, c.discovery.dns[1].kind), (8081, DnsKind::Srv));
+        assert_eq!(c.discovery.refresh_ms, DiscoveryConfig::default().refresh_ms);
+        assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
     }
 
     #[test]

@@ -22,6 +22,9 @@
 //! - `background`: the loops off the request path: health checks and ticker, the load
 //!   monitor (`monitor` reads the nodes' load reports), the access-log flush.
 //! - `probe`: the tiny HTTP client the background loops use.
+//! - `discovery`: the loop that finds nodes through DNS (A/AAAA and SRV) and applies them
+//!   through the cluster's reload; `discovered`, its pure part: answers → named nodes, the
+//!   last good answer kept through errors, TTL → next round, the `/stats` view.
 //! - `admin`: `/stats`, `/metrics`, `/targets?top=N`.
 //! - `access_log`, `log`: Combined Log Format access log, JSON event lines ([`event`]).
 //! - [`error`]: why starting or reloading failed ([`RouterError`]).
@@ -41,6 +44,8 @@ mod buf;
 mod cluster;
 pub mod config;
 mod conn;
+mod discovered;
+mod discovery;
 mod drain;
 pub mod error;
 mod ewma;
@@ -134,14 +139,23 @@ impl Router {
         let drain = Drain::default();
 
         let mut background = JoinSet::new();
-        background::spawn(&mut background, &self.cluster, self.access_log.clone());
+        let discovered = background::spawn(&mut background, &self.cluster, self.access_log.clone());
         if let Some(admin) = admin {
             background.spawn(admin::run(admin, self.cluster.clone()));
         }
 
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
+        // Nodes found through DNS are in the membership before the first client is
+        // accepted (a round is bounded by the resolver's timeouts).
+        let stopped = tokio::select! {
+            _ = discovered => false,
+            _ = &mut shutdown => true,
+        };
         loop {
+            if stopped {
+                break;
+            }
             while connections.try_join_next().is_some() {}
             let permit = tokio::select! {
                 p = permits.clone().acquire_owned() => match p {

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use crate::config::{NodeConfig, RouterConfig};
+use crate::config::{DnsName, NodeConfig, RouterConfig};
 use crate::RouterError;
 
 /// Values given on the command line; `None`, empty or false leave the file's value.
@@ -24,6 +24,12 @@ pub struct Overrides {
     pub name: Option<String>,
     pub reuseport: bool,
     pub access_log: Option<String>,
+    /// Names whose DNS records are nodes; replaces the file's `[[discovery.dns]]` when
+    /// not empty.
+    pub nodes_dns: Vec<DnsName>,
+    /// The nameserver discovery asks.
+    pub dns_resolver: Option<String>,
+    pub dns_refresh_ms: Option<u64>,
 }
 
 impl Overrides {
@@ -57,6 +63,13 @@ impl Overrides {
         set(&mut c.name, &self.name);
         c.reuseport |= self.reuseport;
         set(&mut c.access_log, &self.access_log);
+        if !self.nodes_dns.is_empty() {
+            c.discovery.dns.clone_from(&self.nodes_dns);
+        }
+        set(&mut c.discovery.resolver, &self.dns_resolver);
+        if let Some(ms) = self.dns_refresh_ms {
+            c.discovery.refresh_ms = ms;
+        }
     }
 }
 
@@ -89,5 +102,30 @@ mod tests {
         assert_eq!((c.name.as_str(), c.threads, c.admin.listen.as_str()), ("r1", 3, ""));
         assert!(c.router_header && c.reuseport && !c.node_header);
         assert_eq!(c.nodes, vec![NodeConfig::new("127.0.0.1:2".parse().unwrap())]);
+        assert!(c.discovery.dns.is_empty());
+    }
+
+    #[test]
+    fn dns_flags_replace_the_files_names_and_keep_its_nodes() {
+        let mut c = RouterConfig::default();
+        c.nodes.push(NodeConfig::new("127.0.0.1:1".parse().unwrap()));
+        c.discovery.dns.push(DnsName::parse_addresses("old.example:80").unwrap());
+        let flags = Overrides {
+            nodes_dns: vec![DnsName::parse_srv("_http._tcp.web.example").unwrap()],
+            dns_resolver: Some("127.0.0.1:5353".to_string()),
+            dns_refresh_ms: Some(250),
+            ..Overrides::default()
+        };
+        flags.apply(&mut c);
+        assert_eq!(c.nodes.len(), 1);
+        assert_eq!(c.discovery.dns, flags.nodes_dns);
+        assert_eq!(
+            (c.discovery.resolver.as_str(), c.discovery.refresh_ms),
+            ("127.0.0.1:5353", 250)
+        );
+        c.nodes.clear();
+        assert!(c.validate().is_ok(), "discovery alone is enough");
+        c.discovery.dns.clear();
+        assert!(c.validate().unwrap_err().to_string().contains("at least one node"));
     }
 }

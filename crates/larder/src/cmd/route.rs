@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use router::config::DnsName;
 use router::{Overrides, Router, RouterConfig, RouterError};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
@@ -16,6 +17,7 @@ use tokio::signal::unix::{signal, SignalKind};
 /// (see examples/router.toml, which explains every key); flags given with a config
 /// override its values. SIGHUP reloads the config file, SIGTERM drains and exits.
 /// The admin API (/stats, /metrics, /targets?top=N) listens on 127.0.0.1:9090 by default.
+/// Nodes can also come from DNS (--nodes-dns, --nodes-srv), asked again as records change.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// TOML configuration file.
@@ -27,6 +29,26 @@ pub struct Args {
     /// A back-end node (repeat for each); replaces the config file's nodes.
     #[arg(long = "node", value_name = "ADDR")]
     nodes: Vec<SocketAddr>,
+    /// Find nodes through DNS: every A and AAAA record of NAME is a node serving on PORT,
+    /// named NAME/ADDRESS (repeat for each name). Merged with --node; replaces the config
+    /// file's [[discovery.dns]]. Asked again every --dns-refresh-ms, sooner when the
+    /// records' TTL runs out; a failed lookup keeps the nodes last found.
+    #[arg(long = "nodes-dns", value_name = "NAME:PORT", value_parser = dns_flag)]
+    nodes_dns: Vec<DnsName>,
+    /// Find nodes through SRV records: NAME is the full SRV name (for example
+    /// _http._tcp.web.default.svc.cluster.local); each target is a node on the record's
+    /// port, named by the target, so it keeps its place when its address changes
+    /// (repeat for each name). Merged as --nodes-dns.
+    #[arg(long = "nodes-srv", value_name = "NAME", value_parser = srv_flag)]
+    nodes_srv: Vec<DnsName>,
+    /// The nameserver --nodes-dns and --nodes-srv ask, IP or IP:PORT (UDP; TCP for
+    /// truncated answers) [default: the first nameserver in /etc/resolv.conf].
+    #[arg(long, value_name = "ADDR")]
+    dns_resolver: Option<String>,
+    /// How often DNS discovery asks again, in milliseconds; sooner when a TTL runs out,
+    /// but not within [discovery] min_refresh_ms (1000) [default: 5000].
+    #[arg(long, value_name = "MS")]
+    dns_refresh_ms: Option<u64>,
     /// Distribution policy [default: rr].
     #[arg(long)]
     policy: Option<String>,
@@ -74,6 +96,9 @@ impl Args {
             name: self.name.clone(),
             reuseport: self.reuseport,
             access_log: self.access_log.clone(),
+            nodes_dns: self.nodes_dns.iter().chain(&self.nodes_srv).cloned().collect(),
+            dns_resolver: self.dns_resolver.clone(),
+            dns_refresh_ms: self.dns_refresh_ms,
         };
         flags.config(self.config.as_deref())
     }
@@ -133,6 +158,23 @@ fn serve(args: Args) -> anyhow::Result<()> {
         };
         Ok(router.serve(listener, admin, shutdown).await?)
     })
+}
+
+/// `--nodes-dns NAME:PORT`, or why not.
+fn dns_flag(flag: &str) -> Result<DnsName, String> {
+    DnsName::parse_addresses(flag).map_err(said)
+}
+
+/// `--nodes-srv NAME`, or why not.
+fn srv_flag(flag: &str) -> Result<DnsName, String> {
+    DnsName::parse_srv(flag).map_err(said)
+}
+
+fn said(e: RouterError) -> String {
+    match e {
+        RouterError::Config(why) => why,
+        other => other.to_string(),
+    }
 }
 
 /// The traffic listener as tokio binds one (SO_REUSEADDR, backlog 128), SO_REUSEPORT if asked.

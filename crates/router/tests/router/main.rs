@@ -2,7 +2,9 @@
 //! (recording, gated, killable, reporting load), a plain keep-alive test client.
 
 mod admin;
+mod discovery;
 mod dispatch;
+mod dns_server;
 mod failover;
 mod one_placement;
 mod placement;

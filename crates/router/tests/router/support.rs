@@ -76,6 +76,11 @@ impl Backend {
         Self::serve(name, BackendOptions::default(), listener)
     }
 
+    /// A back-end on a listener the test bound (several on one port, say).
+    pub fn on_listener(name: &str, listener: TcpListener) -> Backend {
+        Self::serve(name, BackendOptions::default(), listener)
+    }
+
     fn serve(name: &str, options: BackendOptions, listener: TcpListener) -> Backend {
         let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared::default());
