@@ -132,6 +132,26 @@ const VECTORS: &[(&str, &str)] = &[
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trailer_line_without_a_colon_is_refused_and_never_forwarded() {
+    let backend = Backend::start("rec").await;
+    let router = RunningRouter::start(config(&[&backend], "rr")).await;
+    let mut client = Client::connect(router.addr).await;
+    client
+        .send_raw(
+            b"POST /up HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3\r\nabc\r\n0\r\nno-colon\r\n\r\n",
+        )
+        .await;
+    assert_eq!(client.reply(false).await.map(|r| r.status), Some(400));
+    assert!(client.closed().await);
+    let mut client = Client::connect(router.addr).await;
+    assert_eq!(client.get("/fine").await.status, 200);
+    let seen: Vec<_> = backend.seen().into_iter().map(|s| s.target).collect();
+    assert_eq!(seen, vec!["/fine".to_string()]);
+    router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn smuggling_vectors_are_refused_and_never_forwarded() {
     assert!(VECTORS.len() >= 15);
     let backend = Backend::start("rec").await;
