@@ -301,7 +301,9 @@ pub struct Limits {
     pub max_connections: usize,
     /// Idle pooled upstream connections kept per node.
     pub pool_idle_per_node: usize,
-    /// Request body size; 0 means unlimited (bodies stream, memory stays bounded).
+    /// Request body size: a larger `Content-Length` is refused with 413 before anything
+    /// is forwarded, and a chunked body is cut off (413) as it streams past it. 0 means
+    /// unlimited (bodies stream, so memory stays bounded either way).
     pub max_body_bytes: u64,
     pub max_chunk_line_bytes: usize,
     pub max_trailer_bytes: usize,
@@ -319,7 +321,8 @@ impl Default for Limits {
             max_uri_bytes: 8 * 1024,
             max_connections: 10_000,
             pool_idle_per_node: 128,
-            max_body_bytes: 0,
+            // nginx's default `client_max_body_size`: uploads are not what larder serves.
+            max_body_bytes: 1 << 20,
             max_chunk_line_bytes: 4096,
             max_trailer_bytes: 16 * 1024,
             buffer_bytes: 32 * 1024,
@@ -351,6 +354,10 @@ pub struct Timeouts {
     pub pool_idle_ms: u64,
     /// On SIGTERM, how long in-flight requests get to finish.
     pub drain_ms: u64,
+    /// After refusing a request whose body is still coming (or relaying a node's early
+    /// answer to one), how long the router reads and drops the rest before it closes, so
+    /// the client reads the answer instead of a reset; 0 closes at once.
+    pub linger_ms: u64,
 }
 
 impl Default for Timeouts {
@@ -363,6 +370,7 @@ impl Default for Timeouts {
             body_ms: 60_000,
             pool_idle_ms: 4_000,
             drain_ms: 30_000,
+            linger_ms: 2_000,
         }
     }
 }

@@ -2,8 +2,11 @@
 //! (recording, gated, killable, reporting load), a plain keep-alive test client.
 
 mod admin;
+mod bad_nodes;
 mod dispatch;
+mod early_response;
 mod failover;
+mod fake;
 mod placement;
 mod slow_headers;
 mod smuggling;
