@@ -168,3 +168,44 @@ fn help_and_bad_input() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown policy"));
 }
+
+#[test]
+fn a_bad_access_log_is_named_with_its_os_error_once() {
+    let dir = TempDir::new("route-cli-errors");
+    let bad_log = dir.0.join("missing-dir/access.log").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_larder"))
+        .args(["route", "--node", "127.0.0.1:1", "--listen", "127.0.0.1:0", "--admin", ""])
+        .args(["--access-log", &bad_log])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains(&bad_log), "{text}");
+    assert_eq!(text.matches("os error").count(), 1, "{text}");
+}
+
+/// The accept-queue length the kernel gave the listener on `addr` (`ss` shows a listening
+/// socket's backlog as its Send-Q).
+fn backlog_of(addr: &str) -> u32 {
+    let port = addr.rsplit(':').next().unwrap();
+    let out = Command::new("ss").args(["-ltnH", &format!("sport = :{port}")]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().next().unwrap_or_else(|| panic!("no listener on {addr}: {text:?}"));
+    line.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_listen_backlog_matches_the_nodes_by_default_and_is_a_flag() {
+    let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .map_or(4096, |s| s.trim().parse().unwrap());
+    let node = backend("n1").to_string();
+    let common = ["--listen", "127.0.0.1:0", "--node", &node, "--admin", "", "--threads", "1"];
+    let (a, addr) = start(&common);
+    assert_eq!(backlog_of(&addr), somaxconn.min(4096), "the node's default, 4096");
+    let (b, small) = start(&[&common[..], &["--backlog", "100"]].concat());
+    assert_eq!(backlog_of(&small), 100);
+    for child in [a, b] {
+        child.signal("TERM");
+        assert!(wait_exit(&child).success());
+    }
+}

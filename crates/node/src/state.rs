@@ -66,7 +66,8 @@ impl NodeState {
         shutting_down: watch::Receiver<bool>,
     ) -> Result<NodeState, NodeError> {
         config.validate()?;
-        let root = config.docroot.canonicalize()?;
+        let root =
+            config.docroot.canonicalize().map_err(NodeError::path("docroot", &config.docroot))?;
         let translate = Arc::new(crate::translate::TranslateOptions {
             root,
             follow_outside_symlinks: config.follow_outside_symlinks,
@@ -74,7 +75,9 @@ impl NodeState {
             index_file: config.index_file.clone(),
         });
         let log = match &config.access_log {
-            Some(p) => Some(RefCell::new(AccessLog::open(p)?)),
+            Some(p) => {
+                Some(RefCell::new(AccessLog::open(p).map_err(NodeError::path("access log", p))?))
+            }
             None => None,
         };
         Ok(NodeState {

@@ -19,6 +19,10 @@ use http1::ChunkLimits;
 pub struct RouterConfig {
     /// Traffic listener (used by `larder route`; `serve` takes a bound listener).
     pub listen: SocketAddr,
+    /// The traffic listener's accept queue (used by `larder route`): a burst of connects
+    /// beyond it waits for a SYN retransmit (a second or more). The node's default, and
+    /// the kernel's usual `somaxconn`, which caps it.
+    pub backlog: u32,
     /// Worker threads; 0 means one per core.
     pub threads: usize,
     /// Add `X-Larder-Node: <node name>` to every response.
@@ -49,6 +53,7 @@ impl Default for RouterConfig {
     fn default() -> Self {
         RouterConfig {
             listen: SocketAddr::from(([0, 0, 0, 0], 8080)),
+            backlog: 4096,
             threads: 0,
             node_header: false,
             router_header: false,
@@ -489,6 +494,9 @@ impl RouterConfig {
             if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
                 return Err(RouterError::Config(format!("node {} is listed twice", n.addr)));
             }
+        }
+        if self.backlog == 0 || self.backlog > 65_535 {
+            return bad("backlog: 1..=65535");
         }
         if self.name.len() > 64 || !self.name.bytes().all(|b| b.is_ascii_graphic()) {
             return bad("name: at most 64 visible ASCII characters (it is a header value)");

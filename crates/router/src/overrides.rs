@@ -22,6 +22,8 @@ pub struct Overrides {
     pub name: Option<String>,
     pub reuseport: bool,
     pub access_log: Option<String>,
+    pub backlog: Option<u32>,
+    pub max_body_bytes: Option<u64>,
 }
 
 impl Overrides {
@@ -54,6 +56,12 @@ impl Overrides {
         set(&mut c.name, &self.name);
         c.reuseport |= self.reuseport;
         set(&mut c.access_log, &self.access_log);
+        if let Some(b) = self.backlog {
+            c.backlog = b;
+        }
+        if let Some(m) = self.max_body_bytes {
+            c.limits.max_body_bytes = m;
+        }
     }
 }
 
@@ -80,10 +88,13 @@ mod tests {
             router_header: true,
             reuseport: true,
             admin: Some(String::new()),
+            backlog: Some(100),
+            max_body_bytes: Some(7),
             ..Overrides::default()
         };
         flags.apply(&mut c);
         assert_eq!((c.name.as_str(), c.threads, c.admin.listen.as_str()), ("r1", 3, ""));
+        assert_eq!((c.backlog, c.limits.max_body_bytes), (100, 7));
         assert!(c.router_header && c.reuseport && !c.node_header);
         assert_eq!(c.nodes, vec![NodeConfig::new("127.0.0.1:2".parse().unwrap())]);
     }

@@ -51,6 +51,13 @@ pub struct Args {
     /// Access log: a file, or "-" for stdout.
     #[arg(long)]
     access_log: Option<String>,
+    /// Accept queue of --listen (capped by net.core.somaxconn) [default: 4096].
+    #[arg(long)]
+    backlog: Option<u32>,
+    /// Largest request body; a larger one is refused with 413, 0 means no limit
+    /// [default: 1048576].
+    #[arg(long)]
+    max_body_bytes: Option<u64>,
 }
 
 impl Args {
@@ -67,6 +74,8 @@ impl Args {
             name: self.name.clone(),
             reuseport: self.reuseport,
             access_log: self.access_log.clone(),
+            backlog: self.backlog,
+            max_body_bytes: self.max_body_bytes,
         };
         flags.config(self.config.as_deref())
     }
@@ -94,7 +103,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
     let runtime =
         builder.thread_name("larder-route").enable_all().build().context("starting the runtime")?;
     runtime.block_on(async move {
-        let listener = bind(config.listen, config.reuseport)
+        let listener = bind(config.listen, config.reuseport, config.backlog)
             .with_context(|| format!("listening on {}", config.listen))?;
         let admin = match config.admin.listen.as_str() {
             "" => None,
@@ -107,8 +116,9 @@ fn serve(args: Args) -> anyhow::Result<()> {
         let mut hup = signal(SignalKind::hangup()).context("installing signals")?;
         let mut term = signal(SignalKind::terminate()).context("installing signals")?;
         let mut int = signal(SignalKind::interrupt()).context("installing signals")?;
-        eprintln!("{}", wire::RouterReady { addr: listener.local_addr()?, threads });
+        // Built before the ready line, so a router that cannot start never says it is ready.
         let router = Router::new(config)?;
+        eprintln!("{}", wire::RouterReady { addr: listener.local_addr()?, threads });
         let handle = router.handle();
         tokio::spawn(async move {
             while hup.recv().await.is_some() {
@@ -128,11 +138,12 @@ fn serve(args: Args) -> anyhow::Result<()> {
     })
 }
 
-/// The traffic listener as tokio binds one (SO_REUSEADDR, backlog 128), SO_REUSEPORT if asked.
-fn bind(addr: SocketAddr, reuseport: bool) -> std::io::Result<TcpListener> {
+/// The traffic listener: SO_REUSEADDR, SO_REUSEPORT if asked, and the configured accept
+/// queue (tokio's own `bind` uses 128, which a burst of connects overflows).
+fn bind(addr: SocketAddr, reuseport: bool, backlog: u32) -> std::io::Result<TcpListener> {
     let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
     socket.set_reuseaddr(true)?;
     socket.set_reuseport(reuseport)?;
     socket.bind(addr)?;
-    socket.listen(128)
+    socket.listen(backlog)
 }
