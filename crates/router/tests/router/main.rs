@@ -3,10 +3,12 @@
 
 mod admin;
 mod bad_nodes;
+mod corpus;
 mod dispatch;
 mod early_response;
 mod failover;
 mod fake;
+mod lenient;
 mod placement;
 mod slow_headers;
 mod smuggling;

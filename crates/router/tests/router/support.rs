@@ -331,6 +331,11 @@ impl Client {
         self.stream.write_all(raw).await.unwrap();
     }
 
+    /// Close the sending side: the router sees the end of the client's input.
+    pub async fn finish_sending(&mut self) {
+        self.stream.shutdown().await.unwrap();
+    }
+
     /// GET `path` and read the reply.
     pub async fn get(&mut self, path: &str) -> Response {
         let raw = format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n");
