@@ -1,10 +1,12 @@
 //! `larder`: the one binary. Each subcommand lives in its own file under `cmd/`.
 
-#![forbid(unsafe_code)]
+// `unsafe` only in `memory.rs` (one libc call); everywhere else it is an error.
+#![deny(unsafe_code)]
 
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod memory;
 
 /// larder: a locality-aware cluster web server.
 ///

@@ -138,7 +138,7 @@ impl Connection {
             client: peer.ip().to_string().into_bytes(),
             client_buf: IoBuf::new(size),
             upstream_buf: IoBuf::new(size),
-            out: Vec::with_capacity(size),
+            out: Vec::new(),
             path: String::new(),
             last: Instant::now(),
             client_timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
@@ -152,7 +152,8 @@ impl Connection {
     pub(crate) async fn run(mut self) {
         let _ = self.stream.set_nodelay(true);
         let mut first = true;
-        // Refilled for each request on the connection: its buffers are allocated once.
+        // Refilled for each request on the connection; its buffers are reused while they
+        // stay small.
         let mut req = Request::default();
         let flow = loop {
             let settings = self.cluster.settings();
@@ -228,10 +229,21 @@ impl Connection {
                 since + ms(if first { t.header_ms } else { t.idle_ms })
             });
             let idle = self.client_buf.is_empty();
+            if idle {
+                self.release_buffers(req);
+            }
             self.client_timer.as_mut().reset(wait);
+            let (buf, stream) = (&mut self.client_buf, &mut self.stream);
+            let read = async move {
+                if idle {
+                    buf.fill_when_readable(stream).await
+                } else {
+                    buf.fill(stream).await
+                }
+            };
             tokio::select! {
                 biased;
-                read = self.client_buf.fill(&mut self.stream) => {
+                read = read => {
                     match read {
                         Ok(0) | Err(_) => return Ok(false),
                         Ok(_) => {}
@@ -243,6 +255,18 @@ impl Connection {
                 _ = &mut self.drain, if idle => return Ok(false),
             }
         }
+    }
+
+    /// Give back what a connection between requests does not need: its read buffers and
+    /// output, and any request buffer a large head grew. They are taken again when the
+    /// next request arrives; an idle keep-alive connection then costs a few hundred bytes
+    /// besides its socket.
+    fn release_buffers(&mut self, req: &mut Request) {
+        self.client_buf.release();
+        self.upstream_buf.clear();
+        self.upstream_buf.release();
+        self.out = Vec::new();
+        req.trim();
     }
 
     /// The one writer of the router's own responses (400, 408, 413, 414, 431, 502, 503,

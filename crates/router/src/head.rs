@@ -92,6 +92,21 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// Drop buffers a large head grew (kept small ones are reused by the next request).
+    pub fn trim(&mut self) {
+        const KEEP: usize = 1024;
+        for v in [&mut self.upstream_head, &mut self.logged] {
+            if v.capacity() > KEEP {
+                *v = Vec::new();
+            }
+        }
+        for s in [&mut self.method, &mut self.target] {
+            if s.capacity() > KEEP {
+                *s = String::new();
+            }
+        }
+    }
+
     /// A GET or HEAD without a body can be sent again to another node.
     pub fn retryable(&self) -> bool {
         matches!(self.method.as_str(), "GET" | "HEAD") && self.framing == BodyFraming::Empty

@@ -11,7 +11,7 @@
 //!   fields, `X-Forwarded-For`, `Via`, `X-Larder-Node`, `X-Larder-Router`); framing
 //!   comes from `http1`.
 //! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
-//! - `buf`: the fixed per-connection read buffer.
+//! - `buf`: the bounded read buffer, taken when bytes arrive and given back when idle.
 //! - `drain`: the signal that ends idle keep-alive connections when the router stops.
 //! - `cluster`: membership (nodes by address, weights, health flips) and the one
 //!   placement (policy and load view) behind one lock; reload of both.
@@ -54,6 +54,7 @@ mod stats;
 mod upstream;
 
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
@@ -74,12 +75,15 @@ use crate::drain::Drain;
 pub struct Router {
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
+    /// Client connections open now.
+    open: Arc<AtomicUsize>,
 }
 
 /// Control of a running router from elsewhere (signal handlers, tests).
 #[derive(Clone)]
 pub struct RouterHandle {
     cluster: Arc<Cluster>,
+    open: Arc<AtomicUsize>,
 }
 
 impl RouterHandle {
@@ -90,6 +94,12 @@ impl RouterHandle {
         self.cluster.reload(config)?;
         event("info", "config reloaded", &[]);
         Ok(())
+    }
+
+    /// Client connections open now (the process around the router watches it to give
+    /// memory back after a burst of clients has left).
+    pub fn client_connections(&self) -> usize {
+        self.open.load(Ordering::Relaxed)
     }
 
     /// The admin `/stats` document.
@@ -109,11 +119,12 @@ impl Router {
             "" => None,
             target => Some(Arc::new(AccessLog::open(target)?)),
         };
-        Ok(Router { cluster: Arc::new(Cluster::new(config)?), access_log })
+        let open = Arc::new(AtomicUsize::new(0));
+        Ok(Router { cluster: Arc::new(Cluster::new(config)?), access_log, open })
     }
 
     pub fn handle(&self) -> RouterHandle {
-        RouterHandle { cluster: self.cluster.clone() }
+        RouterHandle { cluster: self.cluster.clone(), open: self.open.clone() }
     }
 
     /// Serve clients on `listener` (and the admin API on `admin`) until `shutdown`
@@ -140,18 +151,23 @@ impl Router {
 
         let mut connections = JoinSet::new();
         tokio::pin!(shutdown);
-        loop {
-            while connections.try_join_next().is_some() {}
+        // A finished connection's task keeps its memory until it is joined: join each as
+        // it ends, not at the next accept, or a burst of clients that leaves holds it all.
+        'serve: loop {
             let permit = tokio::select! {
+                _ = &mut shutdown => break,
+                Some(_) = connections.join_next() => continue,
                 p = permits.clone().acquire_owned() => match p {
                     Ok(p) => p,
                     Err(_) => break,
                 },
-                _ = &mut shutdown => break,
             };
-            let accepted = tokio::select! {
-                a = listener.accept() => a,
-                _ = &mut shutdown => break,
+            let accepted = loop {
+                tokio::select! {
+                    _ = &mut shutdown => break 'serve,
+                    Some(_) = connections.join_next() => {}
+                    a = listener.accept() => break a,
+                }
             };
             let (stream, peer) = match accepted {
                 Ok(a) => a,
@@ -169,8 +185,11 @@ impl Router {
                 self.access_log.clone(),
                 drain.wait(),
             );
+            let open = self.open.clone();
+            open.fetch_add(1, Ordering::Relaxed);
             connections.spawn(async move {
                 conn.run().await;
+                open.fetch_sub(1, Ordering::Relaxed);
                 drop(permit);
             });
         }

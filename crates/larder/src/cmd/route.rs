@@ -120,6 +120,8 @@ fn serve(args: Args) -> anyhow::Result<()> {
         let router = Router::new(config)?;
         eprintln!("{}", wire::RouterReady { addr: listener.local_addr()?, threads });
         let handle = router.handle();
+        let watched = handle.clone();
+        tokio::spawn(crate::memory::give_back_after_bursts(move || watched.client_connections()));
         tokio::spawn(async move {
             while hup.recv().await.is_some() {
                 if let Err(e) = args.config().and_then(|c| handle.reload(c)) {
