@@ -271,7 +271,7 @@ impl Cluster {
     ) {
         announce(&p.nodes[node.index()], flip);
         if let (Flip::Down(_), Some(u)) = (flip, self.upstream(node)) {
-            u.clear();
+            u.take_down();
         }
         self.push_membership(p, rules, now);
     }

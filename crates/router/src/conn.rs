@@ -72,6 +72,8 @@ enum Fault {
     Upstream,
     /// The node did not answer in time.
     UpstreamTimeout,
+    /// Health checks took the node down while the request waited for its answer.
+    NodeDown,
     /// The client broke the exchange; answer with the rejection if there is one.
     Client(Option<Rejection>),
 }
@@ -92,7 +94,8 @@ impl AttemptError {
         match self.fault {
             Fault::Connect => Some(Failure::Connect),
             Fault::Upstream | Fault::UpstreamTimeout => Some(Failure::Exchange),
-            Fault::Stale | Fault::Client(_) => None,
+            // Already down: nothing more to count.
+            Fault::Stale | Fault::NodeDown | Fault::Client(_) => None,
         }
     }
 }
@@ -332,7 +335,9 @@ impl Connection {
             Fault::Client(None) => return Flow::Close,
             Fault::Client(Some(r)) => return self.reject(settings, &r, Some(req)).await,
             Fault::UpstreamTimeout => Status::GATEWAY_TIMEOUT,
-            Fault::Connect | Fault::Stale | Fault::Upstream => Status::BAD_GATEWAY,
+            Fault::Connect | Fault::Stale | Fault::Upstream | Fault::NodeDown => {
+                Status::BAD_GATEWAY
+            }
         };
         let body = format!("{status}\n");
         self.send_error(settings, Some(req), status, &body, true, node).await;
@@ -392,7 +397,8 @@ impl Connection {
                 Err(e) => e,
             };
             let failure = e.node_failure();
-            let outcome = if failure.is_some() { Outcome::Failed } else { Outcome::Ok };
+            let node_at_fault = failure.is_some() || matches!(e.fault, Fault::NodeDown);
+            let outcome = if node_at_fault { Outcome::Failed } else { Outcome::Ok };
             self.last = Instant::now();
             self.cluster.finish(dispatch.node, &target, outcome, None, self.last);
             if let Some(f) = failure {
@@ -405,7 +411,7 @@ impl Connection {
             // A failed connect sent nothing, so any request can go elsewhere; after that,
             // only a GET or HEAD without a body is sent twice.
             let replayable = req.retryable() || matches!(e.fault, Fault::Connect);
-            if failure.is_some() && replayable && exclude.is_none() {
+            if node_at_fault && replayable && exclude.is_none() {
                 exclude = Some(dispatch.node);
                 // The retry is an exchange of its own: its timeouts count from now, not
                 // from when the first node was tried (or it would time out at once).
@@ -566,6 +572,9 @@ impl Connection {
                 },
                 _ = &mut self.upstream_timer => {
                     return Err(AttemptError { fault: Fault::UpstreamTimeout, response_started })
+                }
+                _ = dispatch.upstream.went_down() => {
+                    return Err(AttemptError { fault: Fault::NodeDown, response_started })
                 }
             }
         }

@@ -74,3 +74,26 @@ async fn a_hung_node_holds_a_request_no_longer_than_the_upstream_timeout() {
     assert_eq!(client.get("/g").await.status, 504);
     router.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_held_by_a_node_that_health_checks_take_down_moves_on() {
+    let hung = FakeNode::start(Script::HangFrom("/stuck")).await;
+    let good = Backend::start("good").await;
+    let mut c = config(&[&good], "rr");
+    c.nodes.insert(0, router::NodeConfig::new(hung.addr));
+    c.health.path = "/health".to_string();
+    c.health.interval_ms = 50;
+    c.health.timeout_ms = 100;
+    c.health.fall = 2;
+    // The upstream timeout alone would hold the request past the test's own limit.
+    c.timeouts.upstream_response_ms = 120_000;
+    let router = RunningRouter::start(c).await;
+    // rr sends one of these to the fake node, which then stops answering anything: its
+    // health checks fail, it is taken down, and the GET it held goes to the other node.
+    let mut client = Client::connect(router.addr).await;
+    for i in 0..2 {
+        let reply = client.get(&format!("/stuck-{i}")).await;
+        assert_eq!((reply.status, reply.header("x-larder-node")), (200, Some("good")), "GET {i}");
+    }
+    router.stop().await;
+}

@@ -4,6 +4,7 @@
 //! kept, so a test can tell what reached the node.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -23,6 +24,10 @@ pub enum Script {
     Reply(Vec<u8>),
     /// Never answer; keep reading (a stopped process whose kernel still takes bytes).
     Hang,
+    /// Answer every request `200 ok` on keep-alive connections, until one whose head
+    /// contains this text arrives: from then on, answer nothing on any connection (a
+    /// process stopped with a request in hand; its health checks start failing).
+    HangFrom(&'static str),
 }
 
 pub struct FakeNode {
@@ -37,6 +42,7 @@ impl FakeNode {
         let addr = listener.local_addr().unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
         let seen = received.clone();
+        let hung = Arc::new(AtomicBool::new(false));
         let task = tokio::spawn(async move {
             let mut conns = JoinSet::new();
             while let Ok((stream, _)) = listener.accept().await {
@@ -45,7 +51,12 @@ impl FakeNode {
                     all.push(Vec::new());
                     all.len() - 1
                 };
-                conns.spawn(play(stream, script.clone(), seen.clone(), index));
+                match script {
+                    Script::HangFrom(trigger) => {
+                        conns.spawn(answer_until_hung(stream, trigger, hung.clone()))
+                    }
+                    _ => conns.spawn(play(stream, script.clone(), seen.clone(), index)),
+                };
             }
         });
         FakeNode { addr, received, task }
@@ -85,11 +96,38 @@ async fn play(mut stream: TcpStream, script: Script, seen: Arc<Mutex<Vec<Vec<u8>
         Script::AnswerEarlyAndClose(bytes) | Script::Reply(bytes) => {
             let _ = stream.write_all(&bytes).await;
         }
+        Script::HangFrom(_) => unreachable!("served by answer_until_hung"),
         Script::Hang => loop {
             match stream.read(&mut chunk).await {
                 Ok(0) | Err(_) => return,
                 Ok(n) => seen.lock().unwrap()[index].extend_from_slice(&chunk[..n]),
             }
         },
+    }
+}
+
+async fn answer_until_hung(mut stream: TcpStream, trigger: &str, hung: Arc<AtomicBool>) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let end = loop {
+            if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at + 4;
+            }
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let head: Vec<u8> = buf.drain(..end).collect();
+        if String::from_utf8_lossy(&head).contains(trigger) {
+            hung.store(true, Ordering::SeqCst);
+        }
+        if hung.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+        if stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").await.is_err() {
+            return;
+        }
     }
 }
