@@ -47,6 +47,7 @@ pub struct RouterConfig {
     pub health: HealthConfig,
     pub limits: Limits,
     pub timeouts: Timeouts,
+    pub tls: TlsConfig,
 }
 
 impl Default for RouterConfig {
@@ -69,8 +70,35 @@ impl Default for RouterConfig {
             health: HealthConfig::default(),
             limits: Limits::default(),
             timeouts: Timeouts::default(),
+            tls: TlsConfig::default(),
         }
     }
+}
+
+/// TLS termination: a listener of its own beside the plain one, with certificates from PEM
+/// files (re-read on every reload, so a renewed certificate is served after SIGHUP).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsConfig {
+    /// TLS listener address (used by `larder route`); empty means no TLS listener.
+    pub listen: String,
+    /// PEM certificate chain, leaf first: served to clients that name no host, or a host
+    /// no `[[tls.sni]]` entry lists.
+    pub cert: String,
+    /// PEM private key of `cert` (PKCS#8, PKCS#1 or SEC1).
+    pub key: String,
+    /// More certificates, each served to clients asking for one of its names (SNI).
+    pub sni: Vec<SniCertificate>,
+}
+
+/// A certificate served by name.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SniCertificate {
+    /// Host names (case-insensitive, exact) this certificate is for.
+    pub names: Vec<String>,
+    pub cert: String,
+    pub key: String,
 }
 
 /// One back-end node.
@@ -494,6 +522,14 @@ impl RouterConfig {
             if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
                 return Err(RouterError::Config(format!("node {} is listed twice", n.addr)));
             }
+        }
+        let tls = &self.tls;
+        if !tls.listen.is_empty() && (tls.cert.is_empty() || tls.key.is_empty()) {
+            return bad("tls: a TLS listener needs cert and key");
+        }
+        if tls.cert.is_empty() != tls.key.is_empty() || (tls.cert.is_empty() && !tls.sni.is_empty())
+        {
+            return bad("tls: cert and key go together, and SNI certificates need a default one");
         }
         if self.backlog == 0 || self.backlog > 65_535 {
             return bad("backlog: 1..=65535");

@@ -22,6 +22,7 @@ use tokio::time::Sleep;
 use crate::access_log::{AccessEntry, AccessLog};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
+use crate::client_io::ClientIo;
 use crate::cluster::{Cluster, Dispatch, Settings};
 use crate::config::ms;
 use crate::drain::DrainWait;
@@ -100,8 +101,8 @@ impl AttemptError {
     }
 }
 
-pub(crate) struct Connection {
-    stream: TcpStream,
+pub(crate) struct Connection<S: ClientIo> {
+    stream: S,
     peer: SocketAddr,
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
@@ -123,9 +124,9 @@ pub(crate) struct Connection {
     upstream_timer: Pin<Box<Sleep>>,
 }
 
-impl Connection {
+impl<S: ClientIo> Connection<S> {
     pub(crate) fn new(
-        stream: TcpStream,
+        stream: S,
         peer: SocketAddr,
         cluster: Arc<Cluster>,
         access_log: Option<Arc<AccessLog>>,
@@ -153,7 +154,6 @@ impl Connection {
     /// Serve requests until the client leaves, an error closes the connection, or the
     /// router drains.
     pub(crate) async fn run(mut self) {
-        let _ = self.stream.set_nodelay(true);
         let mut first = true;
         // Refilled for each request on the connection; its buffers are reused while they
         // stay small.
@@ -238,10 +238,9 @@ impl Connection {
             self.client_timer.as_mut().reset(wait);
             let (buf, stream) = (&mut self.client_buf, &mut self.stream);
             let read = async move {
-                if idle {
-                    buf.fill_when_readable(stream).await
-                } else {
-                    buf.fill(stream).await
+                match stream.plain() {
+                    Some(socket) if idle => buf.fill_when_readable(socket).await,
+                    _ => buf.fill(stream).await,
                 }
             };
             tokio::select! {

@@ -24,6 +24,8 @@
 //! - `probe`: the tiny HTTP client the background loops use.
 //! - `admin`: `/stats`, `/metrics`, `/targets?top=N`.
 //! - `access_log`, `log`: Combined Log Format access log, JSON event lines ([`event`]).
+//! - `tls`: the TLS server configuration from PEM files (certificates by SNI).
+//! - `client_io`: what a client connection runs over (plain TCP or TLS).
 //! - [`error`]: why starting or reloading failed ([`RouterError`]).
 //!
 //! Entry points: [`Router::new`], [`Router::handle`] (reload, stats) and
@@ -37,6 +39,7 @@ mod admin;
 mod background;
 mod body;
 mod buf;
+mod client_io;
 mod cluster;
 pub mod config;
 mod conn;
@@ -51,6 +54,7 @@ mod monitor;
 pub mod overrides;
 mod probe;
 mod stats;
+mod tls;
 mod upstream;
 
 use std::future::Future;
@@ -61,7 +65,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-pub use config::{NodeConfig, RouterConfig};
+pub use config::{NodeConfig, RouterConfig, SniCertificate, TlsConfig};
 pub use error::RouterError;
 pub use log::event;
 pub use overrides::Overrides;
@@ -77,6 +81,8 @@ pub struct Router {
     access_log: Option<Arc<AccessLog>>,
     /// Client connections open now.
     open: Arc<AtomicUsize>,
+    /// A second listener whose clients speak TLS ([`Router::with_tls_listener`]).
+    tls_listener: Option<TcpListener>,
 }
 
 /// Control of a running router from elsewhere (signal handlers, tests).
@@ -120,7 +126,15 @@ impl Router {
             target => Some(Arc::new(AccessLog::open(target)?)),
         };
         let open = Arc::new(AtomicUsize::new(0));
-        Ok(Router { cluster: Arc::new(Cluster::new(config)?), access_log, open })
+        let cluster = Arc::new(Cluster::new(config)?);
+        Ok(Router { cluster, access_log, open, tls_listener: None })
+    }
+
+    /// Also serve TLS clients on `listener`, with the certificates of the config's `[tls]`
+    /// (which must name them: [`Router::serve`] refuses otherwise).
+    pub fn with_tls_listener(mut self, listener: TcpListener) -> Router {
+        self.tls_listener = Some(listener);
+        self
     }
 
     pub fn handle(&self) -> RouterHandle {
@@ -137,6 +151,9 @@ impl Router {
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), RouterError> {
         let settings = self.cluster.settings();
+        if self.tls_listener.is_some() && settings.tls.is_none() {
+            return Err(RouterError::Config("tls: a TLS listener needs cert and key".into()));
+        }
         let max_conns = settings.config.limits.max_connections;
         let drain_for = ms(settings.config.timeouts.drain_ms);
         drop(settings);
@@ -162,11 +179,12 @@ impl Router {
                     Err(_) => break,
                 },
             };
-            let accepted = loop {
+            let (accepted, tls) = loop {
                 tokio::select! {
                     _ = &mut shutdown => break 'serve,
                     Some(_) = connections.join_next() => {}
-                    a = listener.accept() => break a,
+                    a = listener.accept() => break (a, false),
+                    a = accept_on(self.tls_listener.as_ref()) => break (a, true),
                 }
             };
             let (stream, peer) = match accepted {
@@ -178,23 +196,24 @@ impl Router {
                     continue;
                 }
             };
-            let conn = conn::Connection::new(
-                stream,
-                peer,
-                self.cluster.clone(),
-                self.access_log.clone(),
-                drain.wait(),
-            );
+            let _ = stream.set_nodelay(true);
+            let (cluster, log, drain_wait) =
+                (self.cluster.clone(), self.access_log.clone(), drain.wait());
             let open = self.open.clone();
             open.fetch_add(1, Ordering::Relaxed);
             connections.spawn(async move {
-                conn.run().await;
+                if tls {
+                    handshake_then_serve(stream, peer, cluster, log, drain_wait).await;
+                } else {
+                    conn::Connection::new(stream, peer, cluster, log, drain_wait).run().await;
+                }
                 open.fetch_sub(1, Ordering::Relaxed);
                 drop(permit);
             });
         }
 
         drop(listener);
+        drop(self.tls_listener);
         drain.raise();
         let all = u32::try_from(max_conns).unwrap_or(u32::MAX);
         let drained = tokio::time::timeout(drain_for, permits.acquire_many(all)).await.is_ok();
@@ -207,6 +226,35 @@ impl Router {
             log.flush();
         }
         Ok(())
+    }
+}
+
+/// The next client on `listener`; never, without one.
+async fn accept_on(
+    listener: Option<&TcpListener>,
+) -> std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)> {
+    match listener {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A TLS client: the handshake (with the certificates current now, within the header
+/// timeout), then requests as on a plain connection.
+async fn handshake_then_serve(
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    cluster: Arc<Cluster>,
+    log: Option<Arc<AccessLog>>,
+    drain: drain::DrainWait,
+) {
+    let settings = cluster.settings();
+    let Some(tls) = settings.tls.clone() else { return };
+    let limit = ms(settings.config.timeouts.header_ms);
+    drop(settings);
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    if let Ok(Ok(stream)) = tokio::time::timeout(limit, acceptor.accept(stream)).await {
+        conn::Connection::new(stream, peer, cluster, log, drain).run().await;
     }
 }
 

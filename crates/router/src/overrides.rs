@@ -24,6 +24,9 @@ pub struct Overrides {
     pub access_log: Option<String>,
     pub backlog: Option<u32>,
     pub max_body_bytes: Option<u64>,
+    pub tls_listen: Option<String>,
+    pub tls_cert: Option<String>,
+    pub tls_key: Option<String>,
 }
 
 impl Overrides {
@@ -62,6 +65,9 @@ impl Overrides {
         if let Some(m) = self.max_body_bytes {
             c.limits.max_body_bytes = m;
         }
+        set(&mut c.tls.listen, &self.tls_listen);
+        set(&mut c.tls.cert, &self.tls_cert);
+        set(&mut c.tls.key, &self.tls_key);
     }
 }
 

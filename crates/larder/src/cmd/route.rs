@@ -58,6 +58,16 @@ pub struct Args {
     /// [default: 1048576].
     #[arg(long)]
     max_body_bytes: Option<u64>,
+    /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN http/1.1), with
+    /// --tls-cert and --tls-key; more certificates by SNI in the config's [tls] table.
+    #[arg(long, value_name = "ADDR")]
+    tls_listen: Option<String>,
+    /// PEM certificate chain (leaf first) for --tls-listen; re-read on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<String>,
+    /// PEM private key of --tls-cert; re-read on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<String>,
 }
 
 impl Args {
@@ -76,6 +86,9 @@ impl Args {
             access_log: self.access_log.clone(),
             backlog: self.backlog,
             max_body_bytes: self.max_body_bytes,
+            tls_listen: self.tls_listen.clone(),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
         };
         flags.config(self.config.as_deref())
     }
@@ -116,9 +129,24 @@ fn serve(args: Args) -> anyhow::Result<()> {
         let mut hup = signal(SignalKind::hangup()).context("installing signals")?;
         let mut term = signal(SignalKind::terminate()).context("installing signals")?;
         let mut int = signal(SignalKind::interrupt()).context("installing signals")?;
+        let tls_listener = match config.tls.listen.as_str() {
+            "" => None,
+            addr => {
+                let addr: SocketAddr =
+                    addr.parse().with_context(|| format!("tls listen address {addr}"))?;
+                let l = bind(addr, config.reuseport, config.backlog)
+                    .with_context(|| format!("listening on {addr}"))?;
+                Some(l)
+            }
+        };
         // Built before the ready line, so a router that cannot start never says it is ready.
-        let router = Router::new(config)?;
+        let mut router = Router::new(config)?;
         eprintln!("{}", wire::RouterReady { addr: listener.local_addr()?, threads });
+        if let Some(l) = tls_listener {
+            let addr = l.local_addr()?;
+            router::event("info", "tls listening", &[("addr", &addr)]);
+            router = router.with_tls_listener(l);
+        }
         let handle = router.handle();
         let watched = handle.clone();
         tokio::spawn(crate::memory::give_back_after_bursts(move || watched.client_connections()));

@@ -13,3 +13,4 @@ mod placement;
 mod slow_headers;
 mod smuggling;
 mod support;
+mod tls;
