@@ -58,9 +58,10 @@ def rss_kb():
                 return int(line.split()[1])
 
 def settled_rss():
-    """RSS once it has not moved for a second (at most 15 s)."""
+    """RSS once it has not moved for 3 s (at most 20 s): the router returns freed memory
+    to the kernel within a second or two of a burst."""
     last, since, start = rss_kb(), time.time(), time.time()
-    while time.time() - since < 1.0 and time.time() - start < 15:
+    while time.time() - since < 3.0 and time.time() - start < 20:
         time.sleep(0.1)
         now = rss_kb()
         if now != last:

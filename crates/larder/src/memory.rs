@@ -3,23 +3,24 @@
 //! glibc's allocator keeps the memory that thousands of connections freed (only the top
 //! of its heap goes back by itself), so without this a router that once held 5,000
 //! clients keeps their memory for good. `malloc_trim` returns every free page; it costs
-//! a walk of the heap, so it runs only after the open connections have halved from a
-//! peak of some size, checked once a second.
+//! a walk of the heap, so it runs only after the memory connections hold (their buffers
+//! and state, as the router estimates it) has halved from a peak of some size, checked
+//! once a second.
 
 #![allow(unsafe_code)]
 
 use std::time::Duration;
 
-/// Below this peak of open connections there is too little memory to bother.
-const WORTH_TRIMMING: usize = 256;
+/// Below this peak (bytes) there is too little memory to bother.
+const WORTH_TRIMMING: usize = 8 << 20;
 
-/// Watch `open` (client connections open now) forever; trim after each burst.
-pub async fn give_back_after_bursts(open: impl Fn() -> usize) {
+/// Watch `held` (bytes connections hold now) forever; trim after each burst.
+pub async fn give_back_after_bursts(held: impl Fn() -> usize) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut peak = 0;
     loop {
         tick.tick().await;
-        let now = open();
+        let now = held();
         peak = peak.max(now);
         if peak >= WORTH_TRIMMING && now <= peak / 2 {
             trim();

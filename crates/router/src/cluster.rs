@@ -52,6 +52,7 @@ impl Settings {
             max_uri_len: config.limits.max_uri_bytes,
         };
         let health = health::Rules::new(&config.health);
+        crate::buf::set_spare_limit(config.limits.spare_buffers);
         let router_field = config
             .router_header
             .then(|| format!("X-Larder-Router: {}\r\n", config.router_name()).into_bytes().into());

@@ -340,8 +340,11 @@ pub struct Limits {
     pub max_body_bytes: u64,
     pub max_chunk_line_bytes: usize,
     pub max_trailer_bytes: usize,
-    /// Relay buffer per direction.
+    /// Relay buffer per direction, taken while a request is in progress.
     pub buffer_bytes: usize,
+    /// Relay buffers kept for reuse once given back (process-wide): a busy client's next
+    /// request takes one instead of allocating.
+    pub spare_buffers: usize,
     /// Hot-target table size for `/targets`.
     pub hot_targets: usize,
 }
@@ -359,6 +362,7 @@ impl Default for Limits {
             max_chunk_line_bytes: 4096,
             max_trailer_bytes: 16 * 1024,
             buffer_bytes: 32 * 1024,
+            spare_buffers: 64,
             hot_targets: 4096,
         }
     }

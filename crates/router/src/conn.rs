@@ -29,6 +29,9 @@ use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
 
+/// Output capacity a connection keeps between requests: room for a response head.
+const OUT_KEPT: usize = 1024;
+
 /// Whether the client connection goes on after a request.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Flow {
@@ -267,7 +270,9 @@ impl<S: ClientIo> Connection<S> {
         self.client_buf.release();
         self.upstream_buf.clear();
         self.upstream_buf.release();
-        self.out = Vec::new();
+        // The output of a head or two is kept (a few hundred bytes), not a body's worth.
+        self.out.clear();
+        self.out.shrink_to(OUT_KEPT);
         req.trim();
     }
 

@@ -102,10 +102,17 @@ impl RouterHandle {
         Ok(())
     }
 
-    /// Client connections open now (the process around the router watches it to give
-    /// memory back after a burst of clients has left).
+    /// Client connections open now.
     pub fn client_connections(&self) -> usize {
         self.open.load(Ordering::Relaxed)
+    }
+
+    /// About how much memory client connections hold now, in bytes: their read buffers
+    /// (shared by every router in the process) and a few KiB of state each. The process
+    /// around the router watches it to give memory back after a burst has passed.
+    pub fn connection_memory(&self) -> usize {
+        const STATE_PER_CONNECTION: usize = 4096;
+        buf::held_bytes() + self.client_connections() * STATE_PER_CONNECTION
     }
 
     /// The admin `/stats` document.
@@ -203,7 +210,9 @@ impl Router {
             open.fetch_add(1, Ordering::Relaxed);
             connections.spawn(async move {
                 if tls {
-                    handshake_then_serve(stream, peer, cluster, log, drain_wait).await;
+                    // Boxed: a TLS session is several KiB, and a plain connection's task
+                    // would otherwise be sized for it too.
+                    Box::pin(handshake_then_serve(stream, peer, cluster, log, drain_wait)).await;
                 } else {
                     conn::Connection::new(stream, peer, cluster, log, drain_wait).run().await;
                 }

@@ -149,7 +149,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
         }
         let handle = router.handle();
         let watched = handle.clone();
-        tokio::spawn(crate::memory::give_back_after_bursts(move || watched.client_connections()));
+        tokio::spawn(crate::memory::give_back_after_bursts(move || watched.connection_memory()));
         tokio::spawn(async move {
             while hup.recv().await.is_some() {
                 if let Err(e) = args.config().and_then(|c| handle.reload(c)) {
