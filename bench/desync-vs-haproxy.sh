@@ -22,14 +22,7 @@ corpus="$root/crates/router/tests/corpus/desync.txt"
 ensure_tools haproxy nginx
 larder=$(larder_binary "$root")
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+start_work
 
 backend_port=$(free_port)
 log_port=$(free_port)
@@ -146,9 +139,7 @@ pids+=($!)
 wait_port "$backend_port"
 
 larder_port=$(free_port)
-"$larder" route --listen "127.0.0.1:$larder_port" --node "127.0.0.1:$backend_port" --admin "" \
-    --threads 1 2>"$work/route.err" &
-pids+=($!)
+start_larder_route "$larder" "$larder_port" --node "127.0.0.1:$backend_port" --threads 1
 
 haproxy_port=$(free_port)
 cat >"$work/haproxy.cfg" <<EOF

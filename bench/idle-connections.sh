@@ -19,28 +19,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 larder=$(larder_binary "$root")
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-mkdir -p "$work/www"
-head -c 1024 /dev/zero | tr '\0' 'x' >"$work/www/f.txt"
-node_port=$(free_port)
-"$larder" node --listen "127.0.0.1:$node_port" --docroot "$work/www" --threads 1 \
-    2>"$work/node.err" &
-pids+=($!)
-wait_port "$node_port"
+start_work
+small_docroot
+start_larder_node "$larder" "$work/www"
 route_port=$(free_port)
-"$larder" route --listen "127.0.0.1:$route_port" --node "127.0.0.1:$node_port" --admin "" \
-    --threads "$THREADS" 2>"$work/route.err" &
-router=$!
-pids+=("$router")
-wait_port "$route_port"
+start_larder_route "$larder" "$route_port" --node "127.0.0.1:$node_port" --threads "$THREADS"
 
 # The client, in Python: warm-up, then the connections (one GET each, left open), then
 # closing them; the router's RSS read at each step once it has stopped moving.

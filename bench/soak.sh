@@ -20,32 +20,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 larder=$(larder_binary "$root")
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-mkdir -p "$work/www"
-head -c 1024 /dev/zero | tr '\0' 'x' >"$work/www/f.txt"
+start_work
+small_docroot
 nodes=()
 for _ in 1 2; do
-    port=$(free_port)
-    "$larder" node --listen "127.0.0.1:$port" --docroot "$work/www" --threads 1 \
-        2>>"$work/node.err" &
-    pids+=($!)
-    wait_port "$port"
-    nodes+=(--node "127.0.0.1:$port")
+    start_larder_node "$larder" "$work/www"
+    nodes+=(--node "127.0.0.1:$node_port")
 done
 route_port=$(free_port)
-"$larder" route --listen "127.0.0.1:$route_port" "${nodes[@]}" --admin "" --threads 1 \
-    2>"$work/route.err" &
-router=$!
-pids+=("$router")
-wait_port "$route_port"
+start_larder_route "$larder" "$route_port" "${nodes[@]}" --threads 1
 url="http://127.0.0.1:$route_port/f.txt"
 
 "$larder" bench --url "$url" --users 32 --duration 5s --json "$work/capacity.json" >/dev/null

@@ -28,32 +28,19 @@ certs="$root/crates/router/tests/tls"
 ensure_tools haproxy wrk curl
 larder=$(larder_binary "$root")
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+start_work
 
 mkdir -p "$work/www"
 head -c 1024 /dev/urandom >"$work/www/f.bin"
 head -c $((1 << 20)) /dev/urandom >"$work/www/big.bin"
 cp "$certs/localhost.pem" "$work/cert.pem"
 cp "$certs/localhost.key" "$work/key.pem"
-node_port=$(free_port)
-"$larder" node --listen "127.0.0.1:$node_port" --docroot "$work/www" --threads 1 \
-    2>"$work/node.err" &
-pids+=($!)
-wait_port "$node_port"
+start_larder_node "$larder" "$work/www"
 plain_port=$(free_port)
 tls_port=$(free_port)
-"$larder" route --listen "127.0.0.1:$plain_port" --tls-listen "127.0.0.1:$tls_port" \
+start_larder_route "$larder" "$plain_port" --tls-listen "127.0.0.1:$tls_port" \
     --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" --node "127.0.0.1:$node_port" \
-    --admin "" --threads 1 2>"$work/route.err" &
-router=$!
-pids+=("$router")
+    --threads 1
 wait_port "$tls_port"
 
 https() { # CA PORT PATH OUT
