@@ -254,3 +254,68 @@ fn idle_keep_alive_connections_hold_no_buffers() {
     child.signal("TERM");
     assert!(wait_exit(&child).success());
 }
+
+/// The router tests' certificate files.
+fn tls_file(name: &str) -> String {
+    format!("{}/../router/tests/tls/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One GET over TLS to `addr` for `localhost`, trusting only the test CA `ca`: the
+/// response, or the handshake's error.
+fn get_tls(addr: &str, ca: &str) -> Result<String, String> {
+    use rustls::pki_types::pem::PemObject;
+    use std::io::Read;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(rustls::pki_types::CertificateDer::from_pem_file(tls_file(ca)).unwrap()).unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let session = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(WAIT)).unwrap();
+    let mut tls = rustls::StreamOwned::new(session, tcp);
+    let request = "GET /tls HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    tls.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    let mut response = String::new();
+    // To the end, which the router marks with close_notify after `Connection: close`.
+    tls.read_to_string(&mut response).map_err(|e| e.to_string())?;
+    Ok(response)
+}
+
+#[test]
+fn serves_https_beside_http_and_takes_a_renewed_certificate_on_sighup() {
+    let node = backend("n1").to_string();
+    let dir = TempDir::new("route-cli-tls");
+    let (cert, key) = (dir.0.join("cert.pem"), dir.0.join("key.pem"));
+    std::fs::copy(tls_file("localhost.pem"), &cert).unwrap();
+    std::fs::copy(tls_file("localhost.key"), &key).unwrap();
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let args = ["--listen", "127.0.0.1:0", "--node", &node, "--admin", "", "--threads", "1"];
+    let tls = ["--tls-listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key];
+    let (child, addr) = start(&[&args[..], &tls[..]].concat());
+    let line = child.stderr.recv_timeout(WAIT).expect("the TLS listener's line");
+    let event: serde_json::Value = serde_json::from_str(&line).expect(&line);
+    assert_eq!(event["msg"], "tls listening", "{line}");
+    let tls_addr = event["addr"].as_str().unwrap().to_string();
+
+    let reply = get_tls(&tls_addr, "first-ca.pem").unwrap();
+    assert!(
+        reply.starts_with("HTTP/1.1 200 OK\r\n") && reply.ends_with("hello from n1"),
+        "{reply}"
+    );
+    assert!(get(&addr, "/plain").ends_with("hello from n1"), "plain HTTP goes on beside it");
+
+    std::fs::copy(tls_file("renewed.pem"), cert).unwrap();
+    std::fs::copy(tls_file("renewed.key"), key).unwrap();
+    child.signal("HUP");
+    let line = child.stderr.recv_timeout(WAIT).expect("a reload event");
+    assert!(line.contains("config reloaded"), "{line}");
+    assert!(get_tls(&tls_addr, "second-ca.pem").unwrap().ends_with("hello from n1"));
+    assert!(get_tls(&tls_addr, "first-ca.pem").is_err(), "the old certificate is gone");
+    child.signal("TERM");
+    assert!(wait_exit(&child).success());
+}

@@ -174,9 +174,13 @@ impl<S: ClientIo> Connection<S> {
                 flow => break flow,
             }
         };
+        let linger = ms(self.cluster.settings().config.timeouts.linger_ms);
         if flow == Flow::Linger {
-            let linger = ms(self.cluster.settings().config.timeouts.linger_ms);
             self.linger(linger).await;
+        } else {
+            // End the stream properly (under TLS, close_notify: a client can tell the
+            // end from a cut), within the linger time however slow the client is.
+            let _ = tokio::time::timeout(linger, self.stream.shutdown()).await;
         }
     }
 
