@@ -14,3 +14,4 @@ mod slow_headers;
 mod smuggling;
 mod support;
 mod tls;
+mod under_load;
