@@ -497,9 +497,11 @@ impl<S: ClientIo> Connection<S> {
         let has_body = req.framing != BodyFraming::Empty;
         let (mut from_node, mut to_node) = upstream.split();
         let mut probe = [0u8; 1];
+        let upload =
+            body::relay(&mut self.stream, &mut self.client_buf, &mut to_node, &mut self.out, &plan);
         let relayed = tokio::select! {
             biased;
-            r = body::relay(&mut self.stream, &mut self.client_buf, &mut to_node, &mut self.out, &plan) => Some(r),
+            r = upload => Some(r),
             _ = from_node.peek(&mut probe), if has_body => None,
         };
         let stale_if_silent = matches!(lost, Fault::Stale);
