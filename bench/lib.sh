@@ -44,3 +44,44 @@ wait_port() {
     echo "nothing listens on port $1" >&2
     return 1
 }
+
+# start_work: a fresh temporary directory in $work, and an exit trap that kills every
+# process whose pid a script added to $pids (pids+=($!)) and removes $work.
+start_work() {
+    work=$(mktemp -d)
+    pids=()
+    trap stop_work EXIT
+}
+
+stop_work() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+
+# start_larder_node LARDER DOCROOT: a larder node (one helper thread) on a free loopback
+# port, serving DOCROOT; sets $node_port once it accepts.
+start_larder_node() {
+    node_port=$(free_port)
+    "$1" node --listen "127.0.0.1:$node_port" --docroot "$2" --threads 1 \
+        2>>"$work/node.err" &
+    pids+=($!)
+    wait_port "$node_port"
+}
+
+# start_larder_route LARDER PORT ARGS...: larder route on 127.0.0.1:PORT (no admin
+# listener) with ARGS; sets $router to its pid once it accepts.
+start_larder_route() {
+    local larder=$1 port=$2
+    shift 2
+    "$larder" route --listen "127.0.0.1:$port" --admin "" "$@" 2>>"$work/route.err" &
+    router=$!
+    pids+=("$router")
+    wait_port "$port"
+}
+
+# small_docroot: $work/www holding f.txt, a 1 KiB file.
+small_docroot() {
+    mkdir -p "$work/www"
+    head -c 1024 /dev/zero | tr '\0' 'x' >"$work/www/f.txt"
+}

@@ -37,7 +37,7 @@ impl BaseUrl {
             if has_port(authority) { authority.to_string() } else { format!("{authority}:80") };
         let addr = with_port
             .to_socket_addrs()
-            .map_err(|source| BenchError::Resolve { host: authority.to_string(), source })?
+            .map_err(|error| BenchError::Resolve { host: authority.to_string(), error })?
             .next()
             .ok_or_else(|| bad("host resolves to no address"))?;
         Ok(BaseUrl {

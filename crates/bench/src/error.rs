@@ -10,8 +10,8 @@ use std::path::PathBuf;
 pub enum BenchError {
     #[error("bad URL {url:?}: {reason}")]
     BadUrl { url: String, reason: &'static str },
-    #[error("cannot resolve {host:?}: {source}")]
-    Resolve { host: String, source: std::io::Error },
+    #[error("cannot resolve {host:?}: {error}")]
+    Resolve { host: String, error: std::io::Error },
     #[error("bad duration {text:?}: expected a number with an optional unit (ms, s, m, h), e.g. 500ms or 10s")]
     BadDuration { text: String },
     #[error(
@@ -24,6 +24,6 @@ pub enum BenchError {
     Target { target: String, reason: String },
     #[error("the workload has no requests to send")]
     EmptyWorkload,
-    #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {path}: {error}")]
+    Write { path: PathBuf, error: std::io::Error },
 }

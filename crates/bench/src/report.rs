@@ -103,5 +103,5 @@ impl Report {
 /// Write `text` to `path`, naming the path on failure.
 pub fn write_file(path: &Path, text: &str) -> Result<(), BenchError> {
     std::fs::write(path, text)
-        .map_err(|source| BenchError::Write { path: path.to_path_buf(), source })
+        .map_err(|error| BenchError::Write { path: path.to_path_buf(), error })
 }

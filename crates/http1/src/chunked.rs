@@ -72,7 +72,9 @@ enum State {
     DataLf,
     /// At the start of a trailer line (or of the final empty line).
     TrailerStart,
-    /// Inside a trailer field line.
+    /// Inside a trailer field's name, up to its colon.
+    TrailerName,
+    /// Inside a trailer field's value.
     TrailerLine,
     TrailerLf,
     FinalLf,
@@ -180,7 +182,15 @@ impl ChunkedDecoder {
                 match b {
                     b'\r' => State::FinalLf,
                     b' ' | b'\t' => return Err(ChunkError::BadTrailer), // obs-fold
-                    _ if is_token(b) => State::TrailerLine,
+                    _ if is_token(b) => State::TrailerName,
+                    _ => return Err(ChunkError::BadTrailer),
+                }
+            }
+            State::TrailerName => {
+                self.count_trailer()?;
+                match b {
+                    b':' => State::TrailerLine,
+                    _ if is_token(b) => State::TrailerName,
                     _ => return Err(ChunkError::BadTrailer),
                 }
             }
@@ -314,6 +324,16 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(decode(input, 64), Err(*want), "{}", String::from_utf8_lossy(input));
         }
+    }
+
+    #[test]
+    fn a_trailer_line_without_a_colon_is_refused() {
+        // A trailer field is `field-name ":" field-value` (RFC 9112 §7.1.2, §5).
+        for input in [&b"0\r\nno-colon\r\n\r\n"[..], b"0\r\nX-T 1\r\n\r\n", b"0\r\nX-T : 1\r\n\r\n"]
+        {
+            assert_eq!(decode(input, 64), Err(ChunkError::BadTrailer), "{input:?}");
+        }
+        assert_eq!(decode(b"0\r\nX-T:\r\nY: a:b\r\n\r\n", 3), Ok((Vec::new(), true)));
     }
 
     #[test]

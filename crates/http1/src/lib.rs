@@ -9,6 +9,8 @@
 //!   ([`ResponseHead`]).
 //! - [`framing`]: where a message body ends (RFC 9112 §6), refusing every ambiguity that
 //!   request smuggling needs ([`BodyFraming`], [`FramingError`]).
+//! - [`authority`]: `Host` values and absolute-form targets checked against RFC 3986's
+//!   authority grammar, and split for forwarding in origin-form ([`is_valid_host`]).
 //! - [`chunked`]: a strict, streaming chunked decoder and the encoder ([`ChunkedDecoder`]).
 //! - [`date`]: IMF-fixdate formatting and parsing (the two obsolete formats are accepted on
 //!   input), and a per-second cache of the formatted `Date` ([`DateCache`]); calendar
@@ -19,6 +21,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod authority;
 pub mod chunked;
 pub mod date;
 pub mod framing;
@@ -26,6 +29,7 @@ pub mod limits;
 pub mod request;
 pub mod response;
 
+pub use authority::{is_valid_host, split_absolute, Absolute, AuthorityError};
 pub use chunked::{ChunkError, ChunkEvent, ChunkLimits, ChunkedDecoder};
 pub use date::{format_http_date, parse_http_date, CivilTime, DateCache};
 pub use framing::{BodyFraming, FramingError};

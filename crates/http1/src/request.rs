@@ -125,7 +125,18 @@ const STACK_HEADERS: usize = 64;
 /// are checked on partial input too, so a client cannot grow the buffer past them.
 /// `Ok(Some((head, n)))` means the head took the first `n` bytes of `buf`.
 pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead, usize)>, ParseError> {
-    check_request_line(buf, limits)?;
+    if let Some(at) = check_request_line(buf, limits)? {
+        // HTTP/1.2 and later minors: parsed as the 1.1 they must be served as (rare, so a
+        // copy of the head is fine).
+        let mut copy = buf[..buf.len().min(limits.max_header_bytes + 1)].to_vec();
+        copy[at] = b'1';
+        return parse_checked(&copy, limits);
+    }
+    parse_checked(buf, limits)
+}
+
+/// [`parse_head`] once the request line's version is one httparse reads.
+fn parse_checked(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead, usize)>, ParseError> {
     let mut stack = [httparse::EMPTY_HEADER; STACK_HEADERS];
     let mut heap;
     let slots: &mut [httparse::Header<'_>] = if limits.max_headers <= STACK_HEADERS {
@@ -181,10 +192,12 @@ pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead, us
     Ok(Some((head, len)))
 }
 
-/// Look at the request line before `httparse` does, for the two answers it cannot give:
-/// 414 for an overlong target (even before the line is complete) and 505 for a well-formed
-/// `HTTP/x.y` that is not 1.0 or 1.1.
-fn check_request_line(buf: &[u8], limits: &Limits) -> Result<(), ParseError> {
+/// Look at the request line before `httparse` does, for the answers it cannot give: 414
+/// for an overlong target (even before the line is complete), 505 for a well-formed
+/// `HTTP/x.y` of another major version, and, for `HTTP/1.y` with y above 1, where that
+/// minor digit is in `buf`: RFC 9112 §2.3 has a server treat a later minor version as the
+/// highest it supports (1.1), which httparse would refuse.
+fn check_request_line(buf: &[u8], limits: &Limits) -> Result<Option<usize>, ParseError> {
     let start = buf.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(buf.len());
     let rest = &buf[start..];
     // Method and version add a few dozen bytes at most around the target.
@@ -193,7 +206,7 @@ fn check_request_line(buf: &[u8], limits: &Limits) -> Result<(), ParseError> {
         if rest.len() > limits.max_uri_len + LINE_SLACK {
             return Err(ParseError::UriTooLong { limit: limits.max_uri_len });
         }
-        return Ok(());
+        return Ok(None);
     };
     let line = rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]);
     let mut parts = line.split(|&b| b == b' ');
@@ -207,11 +220,15 @@ fn check_request_line(buf: &[u8], limits: &Limits) -> Result<(), ParseError> {
             && v[5].is_ascii_digit()
             && v[6] == b'.'
             && v[7].is_ascii_digit();
-        if is_versioned && v != b"HTTP/1.0" && v != b"HTTP/1.1" {
+        if is_versioned && v[5] != b'1' {
             return Err(ParseError::VersionNotSupported);
         }
+        if is_versioned && v[7] > b'1' && parts.next().is_none() {
+            let minor_at = start + line.len() - 1;
+            return Ok(Some(minor_at));
+        }
     }
-    Ok(())
+    Ok(None)
 }
 
 impl RequestHead {
@@ -305,6 +322,7 @@ mod tests {
     fn statuses() {
         let st = |s: &str| parse(s).unwrap_err().status().code();
         assert_eq!(st("GET / HTTP/2.0\r\n\r\n"), 505);
+        assert_eq!(st("GET / HTTP/0.9\r\n\r\n"), 505);
         assert_eq!(st("GET / HTTP/1.1\r\n\r\n"), 400);
         assert_eq!(st("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"), 400);
         assert_eq!(st("GET\x01 / HTTP/1.1\r\n\r\n"), 400);
@@ -317,6 +335,17 @@ mod tests {
         assert_eq!(st(&format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n")), 431);
         let big = format!("GET / HTTP/1.1\r\nHost: x\r\nX: {}\r\n", "v".repeat(17000));
         assert_eq!(st(&big), 431);
+    }
+
+    #[test]
+    fn a_later_minor_version_is_read_as_1_1() {
+        // RFC 9112 §2.3: a server that gets a higher minor version answers as for 1.1.
+        let raw = "GET /a HTTP/1.2\r\nHost: x\r\n\r\nrest";
+        let (h, n) = parse(raw).unwrap().unwrap();
+        assert_eq!((h.version, &raw[n..]), (Version::Http11, "rest"));
+        let (h, _) = parse("GET / HTTP/1.9\r\nHost: x\r\n\r\n").unwrap().unwrap();
+        assert_eq!(h.version, Version::Http11);
+        assert_eq!(parse("GET / HTTP/1.2\r\n\r\n").unwrap_err(), ParseError::BadHost);
     }
 
     #[test]

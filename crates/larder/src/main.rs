@@ -1,10 +1,12 @@
 //! `larder`: the one binary. Each subcommand lives in its own file under `cmd/`.
 
-#![forbid(unsafe_code)]
+// `unsafe` only in `memory.rs` (one libc call); everywhere else it is an error.
+#![deny(unsafe_code)]
 
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod memory;
 
 /// larder: a locality-aware cluster web server.
 ///
@@ -26,7 +28,7 @@ enum Command {
     Sim(Box<cmd::sim::Args>),
     Node(Box<cmd::node::Args>),
     Bench(Box<cmd::bench::Args>),
-    Route(cmd::route::Args),
+    Route(Box<cmd::route::Args>),
     Up(cmd::up::Args),
 }
 
@@ -37,7 +39,7 @@ fn main() -> std::process::ExitCode {
         Command::Sim(args) => cmd::sim::run(*args),
         Command::Node(args) => cmd::node::run(*args),
         Command::Bench(args) => cmd::bench::run(*args),
-        Command::Route(args) => cmd::route::run(args),
+        Command::Route(args) => cmd::route::run(*args),
         Command::Up(args) => cmd::up::run(args),
     };
     match result {

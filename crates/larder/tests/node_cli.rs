@@ -90,3 +90,34 @@ fn a_bad_origin_url_is_refused_clearly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("\"https://example.org\" is not an http://"), "{err}");
 }
+
+/// A start-up error names what failed and says the OS error once.
+fn assert_named_once(stderr: &[u8], path: &str) {
+    let text = String::from_utf8_lossy(stderr);
+    assert!(text.contains(path), "{text}");
+    assert_eq!(text.matches("os error").count(), 1, "{text}");
+}
+
+#[test]
+fn a_bad_access_log_or_docroot_is_named_and_an_os_error_said_once() {
+    let dir = TempDir::new("node-cli-errors");
+    let bad_log = dir.0.join("missing-dir/access.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_larder"))
+        .args(["node", "--listen", "127.0.0.1:0", "--docroot"])
+        .arg(&dir.0)
+        .arg("--access-log")
+        .arg(&bad_log)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_named_once(&out.stderr, &bad_log.display().to_string());
+    let bad_root = dir.0.join("no-such-root");
+    let out = Command::new(env!("CARGO_BIN_EXE_larder"))
+        .args(["node", "--listen", "127.0.0.1:0", "--docroot"])
+        .arg(&bad_root)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains(&bad_root.display().to_string()), "{text}");
+}

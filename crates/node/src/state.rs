@@ -77,7 +77,10 @@ impl NodeState {
         // A caching node serves no files: its docroot need not exist.
         let root = match config.origin {
             Some(_) => config.docroot.clone(),
-            None => config.docroot.canonicalize()?,
+            None => config
+                .docroot
+                .canonicalize()
+                .map_err(NodeError::path("docroot", &config.docroot))?,
         };
         let origin = config.origin.clone().map(|o| OriginState::new(o, config.cache_bytes));
         let translate = Arc::new(crate::translate::TranslateOptions {
@@ -87,7 +90,9 @@ impl NodeState {
             index_file: config.index_file.clone(),
         });
         let log = match &config.access_log {
-            Some(p) => Some(RefCell::new(AccessLog::open(p)?)),
+            Some(p) => {
+                Some(RefCell::new(AccessLog::open(p).map_err(NodeError::path("access log", p))?))
+            }
             None => None,
         };
         Ok(NodeState {

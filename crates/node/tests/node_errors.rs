@@ -50,6 +50,17 @@ fn error_statuses() {
 }
 
 #[test]
+fn a_trailer_line_without_a_colon_is_refused() {
+    let node = TestNode::start(|_| {});
+    let bad = b"POST /small.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+                3\r\nabc\r\n0\r\nno-colon\r\n\r\n";
+    assert_eq!(raw(node.addr, bad).status, 400);
+    let good = b"POST /small.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+                 3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n";
+    assert_eq!(raw(node.addr, good).status, 405, "a well-formed trailer is fine");
+}
+
+#[test]
 fn small_bodies_are_skipped_and_the_connection_stays_usable() {
     let node = TestNode::start(|_| {});
     let mut c = node.client();

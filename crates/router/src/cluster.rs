@@ -46,6 +46,9 @@ pub(crate) struct Settings {
     pub health: health::Rules,
     /// `X-Larder-Router: <name>\r\n`, rendered once per config, when that header is on.
     pub router_field: Option<Box<[u8]>>,
+    /// The TLS server configuration (certificates read from their files), when `[tls]`
+    /// has certificates: each TLS handshake takes the one current then.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Settings {
@@ -57,10 +60,16 @@ impl Settings {
             max_uri_len: config.limits.max_uri_bytes,
         };
         let health = health::Rules::new(&config.health);
+        crate::buf::set_spare_limit(config.limits.spare_buffers);
         let router_field = config
             .router_header
             .then(|| format!("X-Larder-Router: {}\r\n", config.router_name()).into_bytes().into());
-        Ok(Settings { config, mapper, head_limits, health, router_field })
+        let tls = if config.tls.cert.is_empty() {
+            None
+        } else {
+            Some(crate::tls::server_config(&config.tls)?)
+        };
+        Ok(Settings { config, mapper, head_limits, health, router_field, tls })
     }
 }
 
@@ -344,7 +353,7 @@ impl Cluster {
     ) {
         announce(&p.nodes[node.index()], flip);
         if let (Flip::Down(_), Some(u)) = (flip, self.upstream(node)) {
-            u.clear();
+            u.take_down();
         }
         self.push_membership(p, rules, now);
     }

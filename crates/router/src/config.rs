@@ -20,6 +20,10 @@ use http1::ChunkLimits;
 pub struct RouterConfig {
     /// Traffic listener (used by `larder route`; `serve` takes a bound listener).
     pub listen: SocketAddr,
+    /// The traffic listener's accept queue (used by `larder route`): a burst of connects
+    /// beyond it waits for a SYN retransmit (a second or more). The node's default, and
+    /// the kernel's usual `somaxconn`, which caps it.
+    pub backlog: u32,
     /// Worker threads; 0 means one per core.
     pub threads: usize,
     /// Add `X-Larder-Node: <node name>` to every response.
@@ -46,12 +50,14 @@ pub struct RouterConfig {
     pub timeouts: Timeouts,
     /// Nodes found through DNS, merged with `nodes`.
     pub discovery: DiscoveryConfig,
+    pub tls: TlsConfig,
 }
 
 impl Default for RouterConfig {
     fn default() -> Self {
         RouterConfig {
             listen: SocketAddr::from(([0, 0, 0, 0], 8080)),
+            backlog: 4096,
             threads: 0,
             node_header: false,
             router_header: false,
@@ -68,8 +74,35 @@ impl Default for RouterConfig {
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             discovery: DiscoveryConfig::default(),
+            tls: TlsConfig::default(),
         }
     }
+}
+
+/// TLS termination: a listener of its own beside the plain one, with certificates from PEM
+/// files (re-read on every reload, so a renewed certificate is served after SIGHUP).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsConfig {
+    /// TLS listener address (used by `larder route`); empty means no TLS listener.
+    pub listen: String,
+    /// PEM certificate chain, leaf first: served to clients that name no host, or a host
+    /// no `[[tls.sni]]` entry lists.
+    pub cert: String,
+    /// PEM private key of `cert` (PKCS#8, PKCS#1 or SEC1).
+    pub key: String,
+    /// More certificates, each served to clients asking for one of its names (SNI).
+    pub sni: Vec<SniCertificate>,
+}
+
+/// A certificate served by name.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SniCertificate {
+    /// Host names (case-insensitive, exact) this certificate is for.
+    pub names: Vec<String>,
+    pub cert: String,
+    pub key: String,
 }
 
 /// One back-end node.
@@ -310,12 +343,17 @@ pub struct Limits {
     pub max_connections: usize,
     /// Idle pooled upstream connections kept per node.
     pub pool_idle_per_node: usize,
-    /// Request body size; 0 means unlimited (bodies stream, memory stays bounded).
+    /// Request body size: a larger `Content-Length` is refused with 413 before anything
+    /// is forwarded, and a chunked body is cut off (413) as it streams past it. 0 means
+    /// unlimited (bodies stream, so memory stays bounded either way).
     pub max_body_bytes: u64,
     pub max_chunk_line_bytes: usize,
     pub max_trailer_bytes: usize,
-    /// Relay buffer per direction.
+    /// Relay buffer per direction, taken while a request is in progress.
     pub buffer_bytes: usize,
+    /// Relay buffers kept for reuse once given back (process-wide): a busy client's next
+    /// request takes one instead of allocating.
+    pub spare_buffers: usize,
     /// Hot-target table size for `/targets`.
     pub hot_targets: usize,
 }
@@ -328,10 +366,12 @@ impl Default for Limits {
             max_uri_bytes: 8 * 1024,
             max_connections: 10_000,
             pool_idle_per_node: 128,
-            max_body_bytes: 0,
+            // nginx's default `client_max_body_size`: uploads are not what larder serves.
+            max_body_bytes: 1 << 20,
             max_chunk_line_bytes: 4096,
             max_trailer_bytes: 16 * 1024,
             buffer_bytes: 32 * 1024,
+            spare_buffers: 64,
             hot_targets: 4096,
         }
     }
@@ -360,6 +400,10 @@ pub struct Timeouts {
     pub pool_idle_ms: u64,
     /// On SIGTERM, how long in-flight requests get to finish.
     pub drain_ms: u64,
+    /// After refusing a request whose body is still coming (or relaying a node's early
+    /// answer to one), how long the router reads and drops the rest before it closes, so
+    /// the client reads the answer instead of a reset; 0 closes at once.
+    pub linger_ms: u64,
 }
 
 impl Default for Timeouts {
@@ -372,6 +416,7 @@ impl Default for Timeouts {
             body_ms: 60_000,
             pool_idle_ms: 4_000,
             drain_ms: 30_000,
+            linger_ms: 2_000,
         }
     }
 }
@@ -492,6 +537,17 @@ impl RouterConfig {
             if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
                 return Err(RouterError::Config(format!("node {} is listed twice", n.addr)));
             }
+        }
+        let tls = &self.tls;
+        if !tls.listen.is_empty() && (tls.cert.is_empty() || tls.key.is_empty()) {
+            return bad("tls: a TLS listener needs cert and key");
+        }
+        if tls.cert.is_empty() != tls.key.is_empty() || (tls.cert.is_empty() && !tls.sni.is_empty())
+        {
+            return bad("tls: cert and key go together, and SNI certificates need a default one");
+        }
+        if self.backlog == 0 || self.backlog > 65_535 {
+            return bad("backlog: 1..=65535");
         }
         if self.name.len() > 64 || !self.name.bytes().all(|b| b.is_ascii_graphic()) {
             return bad("name: at most 64 visible ASCII characters (it is a header value)");

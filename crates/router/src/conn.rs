@@ -15,24 +15,31 @@ use std::time::{Duration, Instant};
 
 use http1::{BodyFraming, ParseError, Status};
 use policy::{Outcome, Target};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
 use crate::access_log::{AccessEntry, AccessLog};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
+use crate::client_io::ClientIo;
 use crate::cluster::{Cluster, Dispatch, Settings};
 use crate::config::ms;
 use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
 
+/// Output capacity a connection keeps between requests: room for a response head.
+const OUT_KEPT: usize = 1024;
+
 /// Whether the client connection goes on after a request.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Flow {
     KeepAlive,
     Close,
+    /// Close, but the client may still be sending (a body the router refused or the node
+    /// answered early): drain its input for a while first (`Connection::linger`).
+    Linger,
 }
 
 /// A request that got an upstream response.
@@ -53,6 +60,9 @@ struct Sent {
     /// The connection came from the pool and the request can be replayed: silence before
     /// any response byte means the node had closed it ([`Fault::Stale`]).
     stale_if_silent: bool,
+    /// The node answered (or stopped reading) before the request body was all sent: its
+    /// response is relayed, then both connections close, the rest of the body unread.
+    body_unfinished: bool,
 }
 
 /// Why one attempt at a node did not complete.
@@ -66,32 +76,36 @@ enum Fault {
     Upstream,
     /// The node did not answer in time.
     UpstreamTimeout,
+    /// Health checks took the node down while the request waited for its answer.
+    NodeDown,
     /// The client broke the exchange; answer with the rejection if there is one.
     Client(Option<Rejection>),
 }
 
 struct AttemptError {
     fault: Fault,
-    /// Bytes of the response already went to the client: nothing can be retried or sent.
-    response_started: bool,
+    /// The status of the response whose bytes already went to the client (an interim
+    /// one's, or the final one's): nothing can be retried or sent, only logged.
+    response_started: Option<u16>,
 }
 
 impl AttemptError {
     fn before(fault: Fault) -> Self {
-        AttemptError { fault, response_started: false }
+        AttemptError { fault, response_started: None }
     }
 
     fn node_failure(&self) -> Option<Failure> {
         match self.fault {
             Fault::Connect => Some(Failure::Connect),
             Fault::Upstream | Fault::UpstreamTimeout => Some(Failure::Exchange),
-            Fault::Stale | Fault::Client(_) => None,
+            // Already down: nothing more to count.
+            Fault::Stale | Fault::NodeDown | Fault::Client(_) => None,
         }
     }
 }
 
-pub(crate) struct Connection {
-    stream: TcpStream,
+pub(crate) struct Connection<S: ClientIo> {
+    stream: S,
     peer: SocketAddr,
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
@@ -113,9 +127,9 @@ pub(crate) struct Connection {
     upstream_timer: Pin<Box<Sleep>>,
 }
 
-impl Connection {
+impl<S: ClientIo> Connection<S> {
     pub(crate) fn new(
-        stream: TcpStream,
+        stream: S,
         peer: SocketAddr,
         cluster: Arc<Cluster>,
         access_log: Option<Arc<AccessLog>>,
@@ -131,7 +145,7 @@ impl Connection {
             client: peer.ip().to_string().into_bytes(),
             client_buf: IoBuf::new(size),
             upstream_buf: IoBuf::new(size),
-            out: Vec::with_capacity(size),
+            out: Vec::new(),
             path: String::new(),
             last: Instant::now(),
             client_timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
@@ -143,22 +157,46 @@ impl Connection {
     /// Serve requests until the client leaves, an error closes the connection, or the
     /// router drains.
     pub(crate) async fn run(mut self) {
-        let _ = self.stream.set_nodelay(true);
         let mut first = true;
-        // Refilled for each request on the connection: its buffers are allocated once.
+        // Refilled for each request on the connection; its buffers are reused while they
+        // stay small.
         let mut req = Request::default();
-        loop {
+        let flow = loop {
             let settings = self.cluster.settings();
             match self.read_request(&settings, first, &mut req).await {
                 Ok(true) => {}
                 Ok(false) => return,
-                Err(rejection) => {
-                    self.reject(&settings, &rejection, None).await;
-                    return;
-                }
+                Err(rejection) => break self.reject(&settings, &rejection, None).await,
             }
             first = false;
-            if self.exchange(&settings, &req).await == Flow::Close {
+            match self.exchange(&settings, &req).await {
+                Flow::KeepAlive => {}
+                flow => break flow,
+            }
+        };
+        let linger = ms(self.cluster.settings().config.timeouts.linger_ms);
+        if flow == Flow::Linger {
+            self.linger(linger).await;
+        } else {
+            // End the stream properly (under TLS, close_notify: a client can tell the
+            // end from a cut), within the linger time however slow the client is.
+            let _ = tokio::time::timeout(linger, self.stream.shutdown()).await;
+        }
+    }
+
+    /// Close without resetting a client that is still sending: closing a socket with
+    /// unread input sends RST, and a client that gets RST may drop the answer it has not
+    /// read yet (the 413 that told it to stop). So: end the response side (FIN), then
+    /// read and discard whatever comes, until the client closes or `for_at_most` passes.
+    async fn linger(&mut self, for_at_most: Duration) {
+        if for_at_most.is_zero() || self.stream.shutdown().await.is_err() {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + for_at_most;
+        // On the heap, and only here: a buffer in the future would cost every connection.
+        let mut sink = vec![0u8; 4096];
+        while let Ok(Ok(n)) = tokio::time::timeout_at(deadline, self.stream.read(&mut sink)).await {
+            if n == 0 {
                 return;
             }
         }
@@ -201,10 +239,20 @@ impl Connection {
                 since + ms(if first { t.header_ms } else { t.idle_ms })
             });
             let idle = self.client_buf.is_empty();
+            if idle {
+                self.release_buffers(req);
+            }
             self.client_timer.as_mut().reset(wait);
+            let (buf, stream) = (&mut self.client_buf, &mut self.stream);
+            let read = async move {
+                match stream.plain() {
+                    Some(socket) if idle => buf.fill_when_readable(socket).await,
+                    _ => buf.fill(stream).await,
+                }
+            };
             tokio::select! {
                 biased;
-                read = self.client_buf.fill(&mut self.stream) => {
+                read = read => {
                     match read {
                         Ok(0) | Err(_) => return Ok(false),
                         Ok(_) => {}
@@ -216,6 +264,20 @@ impl Connection {
                 _ = &mut self.drain, if idle => return Ok(false),
             }
         }
+    }
+
+    /// Give back what a connection between requests does not need: its read buffers and
+    /// output, and any request buffer a large head grew. They are taken again when the
+    /// next request arrives; an idle keep-alive connection then costs a few hundred bytes
+    /// besides its socket.
+    fn release_buffers(&mut self, req: &mut Request) {
+        self.client_buf.release();
+        self.upstream_buf.clear();
+        self.upstream_buf.release();
+        // The output of a head or two is kept (a few hundred bytes), not a body's worth.
+        self.out.clear();
+        self.out.shrink_to(OUT_KEPT);
+        req.trim();
     }
 
     /// The one writer of the router's own responses (400, 408, 413, 414, 431, 502, 503,
@@ -242,7 +304,7 @@ impl Connection {
     }
 
     /// Answer a request the router refuses, and close (after a framing error nothing
-    /// on this connection can be trusted).
+    /// on this connection can be trusted), draining what the client still sends.
     async fn reject(
         &mut self,
         settings: &Settings,
@@ -251,7 +313,7 @@ impl Connection {
     ) -> Flow {
         let body = format!("{rejection}\n");
         self.send_error(settings, req, rejection.status(), &body, true, "").await;
-        Flow::Close
+        Flow::Linger
     }
 
     /// No node can take the request: 503, keeping the connection when no body is pending.
@@ -281,7 +343,9 @@ impl Connection {
             Fault::Client(None) => return Flow::Close,
             Fault::Client(Some(r)) => return self.reject(settings, &r, Some(req)).await,
             Fault::UpstreamTimeout => Status::GATEWAY_TIMEOUT,
-            Fault::Connect | Fault::Stale | Fault::Upstream => Status::BAD_GATEWAY,
+            Fault::Connect | Fault::Stale | Fault::Upstream | Fault::NodeDown => {
+                Status::BAD_GATEWAY
+            }
         };
         let body = format!("{status}\n");
         self.send_error(settings, Some(req), status, &body, true, node).await;
@@ -316,9 +380,15 @@ impl Connection {
         }
 
         let mut exclude = None;
+        // Why the first node failed: the answer when no other node can take the retry.
+        let mut first_failure: Option<(Fault, Arc<str>)> = None;
+        let mut start = start;
         loop {
             let Some(dispatch) = self.cluster.pick(&target, &self.path, exclude, start) else {
-                return self.unavailable(settings, req).await;
+                return match first_failure.take() {
+                    Some((fault, node)) => self.attempt_failed(settings, req, fault, &node).await,
+                    None => self.unavailable(settings, req).await,
+                };
             };
             let mut result = self.attempt(settings, req, &dispatch, false, start).await;
             if matches!(&result, Err(e) if matches!(e.fault, Fault::Stale)) {
@@ -335,20 +405,26 @@ impl Connection {
                 Err(e) => e,
             };
             let failure = e.node_failure();
-            let outcome = if failure.is_some() { Outcome::Failed } else { Outcome::Ok };
+            let node_at_fault = failure.is_some() || matches!(e.fault, Fault::NodeDown);
+            let outcome = if node_at_fault { Outcome::Failed } else { Outcome::Ok };
             self.last = Instant::now();
             self.cluster.finish(dispatch.node, &target, outcome, None, self.last);
             if let Some(f) = failure {
                 self.cluster.failed(dispatch.node, f, self.last);
             }
-            if e.response_started {
+            if let Some(status) = e.response_started {
+                self.log(req, status, 0, &dispatch.name, None);
                 return Flow::Close;
             }
             // A failed connect sent nothing, so any request can go elsewhere; after that,
             // only a GET or HEAD without a body is sent twice.
             let replayable = req.retryable() || matches!(e.fault, Fault::Connect);
-            if failure.is_some() && replayable && exclude.is_none() {
+            if node_at_fault && replayable && exclude.is_none() {
                 exclude = Some(dispatch.node);
+                // The retry is an exchange of its own: its timeouts count from now, not
+                // from when the first node was tried (or it would time out at once).
+                start = self.last;
+                first_failure = Some((e.fault, dispatch.name.clone()));
                 continue;
             }
             return self.attempt_failed(settings, req, e.fault, &dispatch.name).await;
@@ -421,18 +497,26 @@ impl Connection {
             timeout: ms(t.body_ms),
             max_bytes: cfg.limits.max_body_bytes,
         };
-        let relayed = body::relay(
-            &mut self.stream,
-            &mut self.client_buf,
-            &mut upstream,
-            &mut self.out,
-            &plan,
-        )
-        .await;
+        // The node may answer before the body is all in (an early 413) and stop reading:
+        // its answer is what the client gets, so a byte from the node ends the upload, and
+        // so does a node that stops taking it (it may have answered before it closed).
+        let has_body = req.framing != BodyFraming::Empty;
+        let (mut from_node, mut to_node) = upstream.split();
+        let mut probe = [0u8; 1];
+        let upload =
+            body::relay(&mut self.stream, &mut self.client_buf, &mut to_node, &mut self.out, &plan);
+        let relayed = tokio::select! {
+            biased;
+            r = upload => Some(r),
+            _ = from_node.peek(&mut probe), if has_body => None,
+        };
+        let stale_if_silent = matches!(lost, Fault::Stale);
         match relayed {
-            Ok(_) => Ok(Sent { upstream, at, stale_if_silent: matches!(lost, Fault::Stale) }),
-            Err(BodyError::Sink) => Err(AttemptError::before(lost)),
-            Err(BodyError::Source(e)) => {
+            Some(Ok(_)) => Ok(Sent { upstream, at, stale_if_silent, body_unfinished: false }),
+            None | Some(Err(BodyError::Sink)) => {
+                Ok(Sent { upstream, at, stale_if_silent, body_unfinished: has_body })
+            }
+            Some(Err(BodyError::Source(e))) => {
                 let rejection = match e {
                     SourceError::Chunk(c) => Some(Rejection::Chunked(c)),
                     SourceError::TooLarge => Some(Rejection::BodyTooLarge),
@@ -461,14 +545,14 @@ impl Connection {
         let request_end = if req.framing == BodyFraming::Empty { sent.at } else { Instant::now() };
         let deadline = tokio::time::Instant::from_std(request_end) + ms(t.upstream_response_ms);
         self.upstream_timer.as_mut().reset(deadline);
-        let mut response_started = false;
+        let mut response_started = None;
         loop {
             // Read the drain flag late: a response that ends after SIGTERM closes.
             let rules = ResponseRules {
                 max_headers: cfg.limits.max_headers,
                 via: &cfg.via,
                 head_request: req.is_head(),
-                client_keep_alive: req.keep_alive && !self.drain.raised(),
+                client_keep_alive: req.keep_alive && !self.drain.raised() && !sent.body_unfinished,
                 client_minor: req.minor,
                 node_name: cfg.node_header.then_some(&*dispatch.name),
                 router_field: settings.router_field.as_deref(),
@@ -479,7 +563,7 @@ impl Connection {
                     if !response.is_interim() {
                         return Ok(response);
                     }
-                    response_started = true;
+                    response_started = Some(response.status);
                     body::flush(&mut self.stream, &mut self.out, ms(t.body_ms)).await.map_err(
                         |_| AttemptError { fault: Fault::Client(None), response_started },
                     )?;
@@ -497,13 +581,16 @@ impl Connection {
                 read = self.upstream_buf.fill(&mut sent.upstream) => match read {
                     Ok(n) if n > 0 => {}
                     _ => {
-                        let stale = sent.stale_if_silent && nothing_yet && !response_started;
+                        let stale = sent.stale_if_silent && nothing_yet && response_started.is_none();
                         let fault = if stale { Fault::Stale } else { Fault::Upstream };
                         return Err(AttemptError { fault, response_started });
                     }
                 },
                 _ = &mut self.upstream_timer => {
                     return Err(AttemptError { fault: Fault::UpstreamTimeout, response_started })
+                }
+                _ = dispatch.upstream.went_down() => {
+                    return Err(AttemptError { fault: Fault::NodeDown, response_started })
                 }
             }
         }
@@ -537,17 +624,23 @@ impl Connection {
         let bytes = match relayed {
             Ok(n) => n,
             Err(BodyError::Source(_)) => {
-                return Err(AttemptError { fault: Fault::Upstream, response_started: true })
+                let response_started = Some(response.status);
+                return Err(AttemptError { fault: Fault::Upstream, response_started });
             }
             Err(BodyError::Sink) => {
-                return Err(AttemptError { fault: Fault::Client(None), response_started: true })
+                let response_started = Some(response.status);
+                return Err(AttemptError { fault: Fault::Client(None), response_started });
             }
         };
         let at = Instant::now();
-        if response.upstream_reusable && self.upstream_buf.is_empty() {
+        if response.upstream_reusable && self.upstream_buf.is_empty() && !sent.body_unfinished {
             dispatch.upstream.put(sent.upstream, cfg.limits.pool_idle_per_node, at);
         }
-        let flow = if response.close_client { Flow::Close } else { Flow::KeepAlive };
+        let flow = match (sent.body_unfinished, response.close_client) {
+            (true, _) => Flow::Linger,
+            (false, true) => Flow::Close,
+            (false, false) => Flow::KeepAlive,
+        };
         let upstream_time = at.saturating_duration_since(sent.at);
         Ok(Done { status: response.status, bytes, upstream_time, at, flow })
     }

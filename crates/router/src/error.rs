@@ -5,16 +5,14 @@
 pub enum RouterError {
     #[error("config: {0}")]
     Config(String),
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The I/O error is in the message, not also a `source()`: `larder: error: …` prints
+    /// the chain, and would say it twice.
+    #[error("{context}: {error}")]
+    Io { context: String, error: std::io::Error },
 }
 
 impl RouterError {
-    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        RouterError::Io { context: context.into(), source }
+    pub(crate) fn io(context: impl Into<String>, error: std::io::Error) -> Self {
+        RouterError::Io { context: context.into(), error }
     }
 }

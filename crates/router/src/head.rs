@@ -5,7 +5,9 @@
 //! checked by `http1`'s framing rules; then it is rewritten into the head sent upstream:
 //! hop-by-hop fields (RFC 9110 §7.6.1, and every field `Connection` names) are dropped,
 //! `X-Forwarded-For` and `Via` are extended, framing headers are re-emitted in canonical
-//! form. A response head is
+//! form. `Host` must be a valid `host[:port]` and only `OPTIONS` may target `*`. An
+//! absolute-form target (`GET http://h/x`) is forwarded in origin-form (`GET /x`) with
+//! `Host: h`, whatever Host the client sent (RFC 9112 §3.2.2). A response head is
 //! parsed here (httparse) and rewritten the same way for the client. Syntax the parser
 //! refuses — obs-fold, bare CR, invalid names, space before the colon — and the framing
 //! ambiguities of `http1::framing` all become a [`Rejection`], never a forwarded byte.
@@ -26,6 +28,12 @@ pub enum Rejection {
     Framing(FramingError),
     #[error("bad request target: {0}")]
     Target(policy::mapper::TargetError),
+    #[error("bad request target: {0}")]
+    Absolute(http1::AuthorityError),
+    #[error("Host is not a valid host[:port]")]
+    Host,
+    #[error("bad request target: only OPTIONS may be sent to *")]
+    Asterisk,
     #[error("request body larger than the limit")]
     BodyTooLarge,
     #[error("bad chunked body: {0}")]
@@ -41,9 +49,12 @@ impl Rejection {
         match self {
             Rejection::Head(e) => e.status(),
             Rejection::Framing(FramingError::UnsupportedCoding) => Status::NOT_IMPLEMENTED,
-            Rejection::Framing(_) | Rejection::Target(_) | Rejection::Chunked(_) => {
-                Status::BAD_REQUEST
-            }
+            Rejection::Framing(_)
+            | Rejection::Target(_)
+            | Rejection::Chunked(_)
+            | Rejection::Absolute(_)
+            | Rejection::Host
+            | Rejection::Asterisk => Status::BAD_REQUEST,
             Rejection::BodyTooLarge => Status::CONTENT_TOO_LARGE,
             Rejection::NotImplemented(_) => Status::NOT_IMPLEMENTED,
             Rejection::Timeout => Status::REQUEST_TIMEOUT,
@@ -58,7 +69,8 @@ impl Rejection {
 pub(crate) struct Request {
     /// The method token as received.
     pub method: String,
-    /// The request target exactly as sent.
+    /// The request target as forwarded: as sent, or an absolute-form target in the
+    /// origin-form it is forwarded in.
     pub target: String,
     /// The HTTP/1.x minor version.
     pub minor: u8,
@@ -80,6 +92,21 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// Drop buffers a large head grew (kept small ones are reused by the next request).
+    pub fn trim(&mut self) {
+        const KEEP: usize = 1024;
+        for v in [&mut self.upstream_head, &mut self.logged] {
+            if v.capacity() > KEEP {
+                *v = Vec::new();
+            }
+        }
+        for s in [&mut self.method, &mut self.target] {
+            if s.capacity() > KEEP {
+                *s = String::new();
+            }
+        }
+    }
+
     /// A GET or HEAD without a body can be sent again to another node.
     pub fn retryable(&self) -> bool {
         matches!(self.method.as_str(), "GET" | "HEAD") && self.framing == BodyFraming::Empty
@@ -115,7 +142,8 @@ impl Request {
 /// Whether a received field is forwarded as it is: not hop-by-hop (RFC 9110 §7.6.1, and
 /// every field `Connection` names: meaningful for one connection only), and not one the
 /// router writes itself (`Via`, `X-Larder-Node`, `X-Larder-Router`, `X-Larder-Target`,
-/// `Content-Length`, `X-Forwarded-For`).
+/// `Content-Length`, `X-Forwarded-For`). `Connection` cannot name `Host` away: it is
+/// end-to-end, and the node needs it (RFC 9110 §7.2, §7.6.1).
 /// Dispatched on length first: this runs for every field of every request and response.
 fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
     let is = |h: &str| name.eq_ignore_ascii_case(h);
@@ -133,7 +161,7 @@ fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
         19 => is("proxy-authorization"),
         _ => false,
     };
-    !dropped && !connection_tokens.has(name)
+    !dropped && (name.eq_ignore_ascii_case("host") || !connection_tokens.has(name))
 }
 
 /// Connection tokens held inline: heads name a handful at most, so this never allocates
@@ -317,6 +345,16 @@ where
     if method == "CONNECT" {
         return Err(Rejection::NotImplemented("CONNECT"));
     }
+    if target == "*" && method != "OPTIONS" {
+        return Err(Rejection::Asterisk);
+    }
+    // Absolute-form goes upstream in origin-form with the target's authority as Host (RFC
+    // 9112 §3.2.2: the Host field is then ignored), so the node never sees two hosts.
+    let absolute = http1::split_absolute(target).transpose().map_err(Rejection::Absolute)?;
+    let is_host = |name: &str| name.eq_ignore_ascii_case("host");
+    if absolute.is_none() && fields().any(|(n, v)| is_host(n) && !http1::is_valid_host(v)) {
+        return Err(Rejection::Host);
+    }
     let framing = framing::request_framing(fields(), minor).map_err(Rejection::Framing)?;
     let tokens = connection_tokens(fields());
     let expect_continue = has_token(fields(), "expect", "100-continue");
@@ -324,15 +362,26 @@ where
         && (minor == 1 || has_token(fields(), "connection", "keep-alive"));
     let present = |name: &str| fields().any(|(n, _)| n.eq_ignore_ascii_case(name));
 
+    req.target.clear();
+    match &absolute {
+        Some(a) => a.origin_form(&mut req.target),
+        None => req.target.push_str(target),
+    }
     let out = &mut req.upstream_head;
     out.clear();
     out.extend_from_slice(method.as_bytes());
     out.push(b' ');
-    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(req.target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    req.host_missing_at = (!present("host")).then_some(out.len());
+    req.host_missing_at = None;
+    match &absolute {
+        Some(a) => push_field(out, "Host", a.authority.as_bytes()),
+        None if !present("host") => req.host_missing_at = Some(out.len()),
+        None => {}
+    }
     for (name, value) in fields() {
-        let dropped = expect_continue && name.eq_ignore_ascii_case("expect");
+        let dropped = (expect_continue && name.eq_ignore_ascii_case("expect"))
+            || (absolute.is_some() && is_host(name));
         if is_forwarded(name, &tokens) && !dropped {
             push_field(out, name, value);
         }
@@ -352,8 +401,6 @@ where
 
     req.method.clear();
     req.method.push_str(method);
-    req.target.clear();
-    req.target.push_str(target);
     req.minor = minor;
     req.keep_alive = keep_alive;
     req.framing = framing;
@@ -582,6 +629,49 @@ mod tests {
             400
         );
         assert_eq!(reject("CONNECT a:1 HTTP/1.1\r\nHost: a\r\n\r\n"), 501);
+    }
+
+    #[test]
+    fn connection_never_removes_host() {
+        // RFC 9110 §7.6.1: Connection names hop-by-hop fields; Host is end-to-end.
+        let raw = "GET / HTTP/1.1\r\nHost: x\r\nConnection: Host, X-A\r\nX-A: 1\r\n\r\n";
+        let (_, req) = parse(raw).unwrap().unwrap();
+        let head = String::from_utf8(req.upstream_head).unwrap();
+        assert!(head.starts_with("GET / HTTP/1.1\r\nHost: x\r\n"), "{head}");
+        assert!(!head.contains("X-A"), "{head}");
+    }
+
+    #[test]
+    fn absolute_form_goes_upstream_in_origin_form_with_the_target_host() {
+        // RFC 9112 §3.2.2: the target's authority wins over the Host field.
+        let raw = "GET http://other:81/x?y HTTP/1.1\r\nHost: mine\r\nAccept: a\r\n\r\n";
+        let (_, req) = parse(raw).unwrap().unwrap();
+        assert_eq!((req.target.as_str(), req.host_missing_at), ("/x?y", None));
+        let head = String::from_utf8(req.upstream_head).unwrap();
+        assert!(head.starts_with("GET /x?y HTTP/1.1\r\nHost: other:81\r\nAccept: a\r\n"), "{head}");
+        assert!(!head.contains("mine"), "{head}");
+        let (_, bare) = parse("GET http://o HTTP/1.0\r\n\r\n").unwrap().unwrap();
+        let head = String::from_utf8(bare.upstream_head).unwrap();
+        assert!(head.starts_with("GET / HTTP/1.1\r\nHost: o\r\n"), "{head}");
+        assert_eq!(bare.host_missing_at, None);
+        let reject = |raw: &str| parse(raw).unwrap_err().status().code();
+        assert_eq!(reject("GET ftp://o/x HTTP/1.1\r\nHost: o\r\n\r\n"), 400);
+        assert_eq!(reject("GET http://u@o/x HTTP/1.1\r\nHost: o\r\n\r\n"), 400);
+        assert_eq!(reject("GET http:///x HTTP/1.1\r\nHost: o\r\n\r\n"), 400);
+    }
+
+    #[test]
+    fn an_invalid_host_and_asterisk_form_are_refused_and_http_1_2_is_read_as_1_1() {
+        let reject = |raw: &str| parse(raw).unwrap_err().status().code();
+        assert_eq!(reject("GET / HTTP/1.1\r\nHost: a b/c\r\n\r\n"), 400);
+        assert_eq!(reject("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n"), 400);
+        assert_eq!(reject("GET / HTTP/1.0\r\nHost: u@h\r\n\r\n"), 400);
+        assert_eq!(reject("GET * HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
+        assert!(parse("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n").unwrap().is_some());
+        assert!(parse("GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n").unwrap().is_some());
+        let (_, req) = parse("GET / HTTP/1.2\r\nHost: a\r\n\r\n").unwrap().unwrap();
+        assert_eq!(req.minor, 1);
+        assert!(req.upstream_head.starts_with(b"GET / HTTP/1.1\r\nHost: a\r\n"));
     }
 
     #[test]

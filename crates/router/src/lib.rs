@@ -11,7 +11,7 @@
 //!   fields, `X-Forwarded-For`, `Via`, `X-Larder-Node`, `X-Larder-Router`); framing
 //!   comes from `http1`.
 //! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
-//! - `buf`: the fixed per-connection read buffer.
+//! - `buf`: the bounded read buffer, taken when bytes arrive and given back when idle.
 //! - `drain`: the signal that ends idle keep-alive connections when the router stops.
 //! - `cluster`: membership (nodes by address, weights, health flips) and the one
 //!   placement (policy and load view) behind one lock; reload of both.
@@ -27,6 +27,8 @@
 //!   last good answer kept through errors, TTL → next round, the `/stats` view.
 //! - `admin`: `/stats`, `/metrics`, `/targets?top=N`.
 //! - `access_log`, `log`: Combined Log Format access log, JSON event lines ([`event`]).
+//! - `tls`: the TLS server configuration from PEM files (certificates by SNI).
+//! - `client_io`: what a client connection runs over (plain TCP or TLS).
 //! - [`error`]: why starting or reloading failed ([`RouterError`]).
 //!
 //! Entry points: [`Router::new`], [`Router::handle`] (reload, stats) and
@@ -41,6 +43,7 @@ mod agreement;
 mod background;
 mod body;
 mod buf;
+mod client_io;
 mod cluster;
 pub mod config;
 mod conn;
@@ -57,16 +60,18 @@ mod monitor;
 pub mod overrides;
 mod probe;
 mod stats;
+mod tls;
 mod upstream;
 
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-pub use config::{NodeConfig, RouterConfig};
+pub use config::{NodeConfig, RouterConfig, SniCertificate, TlsConfig};
 pub use error::RouterError;
 pub use log::event;
 pub use overrides::Overrides;
@@ -80,12 +85,17 @@ use crate::drain::Drain;
 pub struct Router {
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
+    /// Client connections open now.
+    open: Arc<AtomicUsize>,
+    /// A second listener whose clients speak TLS ([`Router::with_tls_listener`]).
+    tls_listener: Option<TcpListener>,
 }
 
 /// Control of a running router from elsewhere (signal handlers, tests).
 #[derive(Clone)]
 pub struct RouterHandle {
     cluster: Arc<Cluster>,
+    open: Arc<AtomicUsize>,
 }
 
 impl RouterHandle {
@@ -96,6 +106,19 @@ impl RouterHandle {
         self.cluster.reload(config)?;
         event("info", "config reloaded", &[]);
         Ok(())
+    }
+
+    /// Client connections open now.
+    pub fn client_connections(&self) -> usize {
+        self.open.load(Ordering::Relaxed)
+    }
+
+    /// About how much memory client connections hold now, in bytes: their read buffers
+    /// (shared by every router in the process) and a few KiB of state each. The process
+    /// around the router watches it to give memory back after a burst has passed.
+    pub fn connection_memory(&self) -> usize {
+        const STATE_PER_CONNECTION: usize = 4096;
+        buf::held_bytes() + self.client_connections() * STATE_PER_CONNECTION
     }
 
     /// The admin `/stats` document.
@@ -115,11 +138,20 @@ impl Router {
             "" => None,
             target => Some(Arc::new(AccessLog::open(target)?)),
         };
-        Ok(Router { cluster: Arc::new(Cluster::new(config)?), access_log })
+        let open = Arc::new(AtomicUsize::new(0));
+        let cluster = Arc::new(Cluster::new(config)?);
+        Ok(Router { cluster, access_log, open, tls_listener: None })
+    }
+
+    /// Also serve TLS clients on `listener`, with the certificates of the config's `[tls]`
+    /// (which must name them: [`Router::serve`] refuses otherwise).
+    pub fn with_tls_listener(mut self, listener: TcpListener) -> Router {
+        self.tls_listener = Some(listener);
+        self
     }
 
     pub fn handle(&self) -> RouterHandle {
-        RouterHandle { cluster: self.cluster.clone() }
+        RouterHandle { cluster: self.cluster.clone(), open: self.open.clone() }
     }
 
     /// Serve clients on `listener` (and the admin API on `admin`) until `shutdown`
@@ -132,6 +164,9 @@ impl Router {
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), RouterError> {
         let settings = self.cluster.settings();
+        if self.tls_listener.is_some() && settings.tls.is_none() {
+            return Err(RouterError::Config("tls: a TLS listener needs cert and key".into()));
+        }
         let max_conns = settings.config.limits.max_connections;
         let drain_for = ms(settings.config.timeouts.drain_ms);
         drop(settings);
@@ -152,21 +187,27 @@ impl Router {
             _ = discovered => false,
             _ = &mut shutdown => true,
         };
-        loop {
+        // A finished connection's task keeps its memory until it is joined: join each as
+        // it ends, not at the next accept, or a burst of clients that leaves holds it all.
+        'serve: loop {
             if stopped {
                 break;
             }
-            while connections.try_join_next().is_some() {}
             let permit = tokio::select! {
+                _ = &mut shutdown => break,
+                Some(_) = connections.join_next() => continue,
                 p = permits.clone().acquire_owned() => match p {
                     Ok(p) => p,
                     Err(_) => break,
                 },
-                _ = &mut shutdown => break,
             };
-            let accepted = tokio::select! {
-                a = listener.accept() => a,
-                _ = &mut shutdown => break,
+            let (accepted, tls) = loop {
+                tokio::select! {
+                    _ = &mut shutdown => break 'serve,
+                    Some(_) = connections.join_next() => {}
+                    a = listener.accept() => break (a, false),
+                    a = accept_on(self.tls_listener.as_ref()) => break (a, true),
+                }
             };
             let (stream, peer) = match accepted {
                 Ok(a) => a,
@@ -177,20 +218,26 @@ impl Router {
                     continue;
                 }
             };
-            let conn = conn::Connection::new(
-                stream,
-                peer,
-                self.cluster.clone(),
-                self.access_log.clone(),
-                drain.wait(),
-            );
+            let _ = stream.set_nodelay(true);
+            let (cluster, log, drain_wait) =
+                (self.cluster.clone(), self.access_log.clone(), drain.wait());
+            let open = self.open.clone();
+            open.fetch_add(1, Ordering::Relaxed);
             connections.spawn(async move {
-                conn.run().await;
+                if tls {
+                    // Boxed: a TLS session is several KiB, and a plain connection's task
+                    // would otherwise be sized for it too.
+                    Box::pin(handshake_then_serve(stream, peer, cluster, log, drain_wait)).await;
+                } else {
+                    conn::Connection::new(stream, peer, cluster, log, drain_wait).run().await;
+                }
+                open.fetch_sub(1, Ordering::Relaxed);
                 drop(permit);
             });
         }
 
         drop(listener);
+        drop(self.tls_listener);
         drain.raise();
         let all = u32::try_from(max_conns).unwrap_or(u32::MAX);
         let drained = tokio::time::timeout(drain_for, permits.acquire_many(all)).await.is_ok();
@@ -203,6 +250,35 @@ impl Router {
             log.flush();
         }
         Ok(())
+    }
+}
+
+/// The next client on `listener`; never, without one.
+async fn accept_on(
+    listener: Option<&TcpListener>,
+) -> std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)> {
+    match listener {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A TLS client: the handshake (with the certificates current now, within the header
+/// timeout), then requests as on a plain connection.
+async fn handshake_then_serve(
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    cluster: Arc<Cluster>,
+    log: Option<Arc<AccessLog>>,
+    drain: drain::DrainWait,
+) {
+    let settings = cluster.settings();
+    let Some(tls) = settings.tls.clone() else { return };
+    let limit = ms(settings.config.timeouts.header_ms);
+    drop(settings);
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    if let Ok(Ok(stream)) = tokio::time::timeout(limit, acceptor.accept(stream)).await {
+        conn::Connection::new(stream, peer, cluster, log, drain).run().await;
     }
 }
 

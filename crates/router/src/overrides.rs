@@ -30,6 +30,11 @@ pub struct Overrides {
     /// The nameserver discovery asks.
     pub dns_resolver: Option<String>,
     pub dns_refresh_ms: Option<u64>,
+    pub backlog: Option<u32>,
+    pub max_body_bytes: Option<u64>,
+    pub tls_listen: Option<String>,
+    pub tls_cert: Option<String>,
+    pub tls_key: Option<String>,
 }
 
 impl Overrides {
@@ -70,6 +75,15 @@ impl Overrides {
         if let Some(ms) = self.dns_refresh_ms {
             c.discovery.refresh_ms = ms;
         }
+        if let Some(b) = self.backlog {
+            c.backlog = b;
+        }
+        if let Some(m) = self.max_body_bytes {
+            c.limits.max_body_bytes = m;
+        }
+        set(&mut c.tls.listen, &self.tls_listen);
+        set(&mut c.tls.cert, &self.tls_cert);
+        set(&mut c.tls.key, &self.tls_key);
     }
 }
 
@@ -96,10 +110,13 @@ mod tests {
             router_header: true,
             reuseport: true,
             admin: Some(String::new()),
+            backlog: Some(100),
+            max_body_bytes: Some(7),
             ..Overrides::default()
         };
         flags.apply(&mut c);
         assert_eq!((c.name.as_str(), c.threads, c.admin.listen.as_str()), ("r1", 3, ""));
+        assert_eq!((c.backlog, c.limits.max_body_bytes), (100, 7));
         assert!(c.router_header && c.reuseport && !c.node_header);
         assert_eq!(c.nodes, vec![NodeConfig::new("127.0.0.1:2".parse().unwrap())]);
         assert!(c.discovery.dns.is_empty());

@@ -9,15 +9,19 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 
 pub(crate) struct Upstream {
     pub addr: SocketAddr,
     idle: Mutex<Vec<(TcpStream, Instant)>>,
+    /// Told when health checks take the node down, so requests waiting on it (a hung
+    /// process answers nothing, ever) give up at once instead of at their timeout.
+    down: Notify,
 }
 
 impl Upstream {
     pub(crate) fn new(addr: SocketAddr) -> Self {
-        Upstream { addr, idle: Mutex::new(Vec::new()) }
+        Upstream { addr, idle: Mutex::new(Vec::new()), down: Notify::new() }
     }
 
     /// A live idle connection not older than `max_idle` at `now`, if the pool has one.
@@ -46,6 +50,18 @@ impl Upstream {
     /// Close every idle connection (the node went down or left).
     pub(crate) fn clear(&self) {
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// The node was taken down: close its idle connections and wake every request
+    /// waiting for one of its responses ([`Upstream::went_down`]).
+    pub(crate) fn take_down(&self) {
+        self.clear();
+        self.down.notify_waiters();
+    }
+
+    /// Completes when the node is taken down after this was called.
+    pub(crate) fn went_down(&self) -> tokio::sync::futures::Notified<'_> {
+        self.down.notified()
     }
 
     pub(crate) fn idle_count(&self) -> usize {

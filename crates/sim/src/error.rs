@@ -12,8 +12,8 @@ pub enum SimError {
     Policy(#[from] policy::SpecError),
     #[error(transparent)]
     Trace(#[from] trace::TraceError),
-    #[error("reading {}: {source}", path.display())]
-    Read { path: std::path::PathBuf, source: std::io::Error },
+    #[error("reading {}: {error}", path.display())]
+    Read { path: std::path::PathBuf, error: std::io::Error },
     #[error("the workload has no requests")]
     EmptyWorkload,
     #[error("request {index} names target {target}, but the workload has {targets} targets")]

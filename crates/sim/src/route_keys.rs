@@ -25,7 +25,7 @@ pub fn served_urls(workload: &Workload) -> Result<Vec<String>, SimError> {
 pub fn target_urls(file: Option<&Path>, workload: &Workload) -> Result<Vec<String>, SimError> {
     let Some(path) = file else { return served_urls(workload) };
     let text = std::fs::read_to_string(path)
-        .map_err(|source| SimError::Read { path: path.to_path_buf(), source })?;
+        .map_err(|error| SimError::Read { path: path.to_path_buf(), error })?;
     let urls: Vec<String> = text.lines().map(str::to_string).collect();
     if urls.len() != workload.targets.len() {
         return Err(SimError::Flag(format!(

@@ -8,13 +8,10 @@ use std::io;
 /// the failures that stop the whole operation.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    /// Reading or writing a file or stream failed; `context` names what and where.
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: io::Error,
-    },
+    /// Reading or writing a file or stream failed; `context` names what and where. The
+    /// I/O error is in the message only (not a `source()` too, or it would print twice).
+    #[error("{context}: {error}")]
+    Io { context: String, error: io::Error },
     /// A synthetic workload configuration that cannot be generated.
     #[error("invalid synthetic workload: {0}")]
     Config(String),
@@ -31,7 +28,7 @@ pub enum TraceError {
 
 impl TraceError {
     /// Wraps an I/O error with a human-readable context (usually a path).
-    pub fn io(context: impl Into<String>, source: io::Error) -> Self {
-        TraceError::Io { context: context.into(), source }
+    pub fn io(context: impl Into<String>, error: io::Error) -> Self {
+        TraceError::Io { context: context.into(), error }
     }
 }

@@ -79,6 +79,23 @@ pub struct Args {
     /// Access log: a file, or "-" for stdout.
     #[arg(long)]
     access_log: Option<String>,
+    /// Accept queue of --listen (capped by net.core.somaxconn) [default: 4096].
+    #[arg(long)]
+    backlog: Option<u32>,
+    /// Largest request body; a larger one is refused with 413, 0 means no limit
+    /// [default: 1048576].
+    #[arg(long)]
+    max_body_bytes: Option<u64>,
+    /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN http/1.1), with
+    /// --tls-cert and --tls-key; more certificates by SNI in the config's [tls] table.
+    #[arg(long, value_name = "ADDR")]
+    tls_listen: Option<String>,
+    /// PEM certificate chain (leaf first) for --tls-listen; re-read on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<String>,
+    /// PEM private key of --tls-cert; re-read on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<String>,
 }
 
 impl Args {
@@ -99,6 +116,11 @@ impl Args {
             nodes_dns: self.nodes_dns.iter().chain(&self.nodes_srv).cloned().collect(),
             dns_resolver: self.dns_resolver.clone(),
             dns_refresh_ms: self.dns_refresh_ms,
+            backlog: self.backlog,
+            max_body_bytes: self.max_body_bytes,
+            tls_listen: self.tls_listen.clone(),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
         };
         flags.config(self.config.as_deref())
     }
@@ -126,7 +148,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
     let runtime =
         builder.thread_name("larder-route").enable_all().build().context("starting the runtime")?;
     runtime.block_on(async move {
-        let listener = bind(config.listen, config.reuseport)
+        let listener = bind(config.listen, config.reuseport, config.backlog)
             .with_context(|| format!("listening on {}", config.listen))?;
         let admin = match config.admin.listen.as_str() {
             "" => None,
@@ -139,9 +161,27 @@ fn serve(args: Args) -> anyhow::Result<()> {
         let mut hup = signal(SignalKind::hangup()).context("installing signals")?;
         let mut term = signal(SignalKind::terminate()).context("installing signals")?;
         let mut int = signal(SignalKind::interrupt()).context("installing signals")?;
+        let tls_listener = match config.tls.listen.as_str() {
+            "" => None,
+            addr => {
+                let addr: SocketAddr =
+                    addr.parse().with_context(|| format!("tls listen address {addr}"))?;
+                let l = bind(addr, config.reuseport, config.backlog)
+                    .with_context(|| format!("listening on {addr}"))?;
+                Some(l)
+            }
+        };
+        // Built before the ready line, so a router that cannot start never says it is ready.
+        let mut router = Router::new(config)?;
         eprintln!("{}", wire::RouterReady { addr: listener.local_addr()?, threads });
-        let router = Router::new(config)?;
+        if let Some(l) = tls_listener {
+            let addr = l.local_addr()?;
+            router::event("info", "tls listening", &[("addr", &addr)]);
+            router = router.with_tls_listener(l);
+        }
         let handle = router.handle();
+        let watched = handle.clone();
+        tokio::spawn(crate::memory::give_back_after_bursts(move || watched.connection_memory()));
         tokio::spawn(async move {
             while hup.recv().await.is_some() {
                 if let Err(e) = args.config().and_then(|c| handle.reload(c)) {
@@ -177,11 +217,12 @@ fn said(e: RouterError) -> String {
     }
 }
 
-/// The traffic listener as tokio binds one (SO_REUSEADDR, backlog 128), SO_REUSEPORT if asked.
-fn bind(addr: SocketAddr, reuseport: bool) -> std::io::Result<TcpListener> {
+/// The traffic listener: SO_REUSEADDR, SO_REUSEPORT if asked, and the configured accept
+/// queue (tokio's own `bind` uses 128, which a burst of connects overflows).
+fn bind(addr: SocketAddr, reuseport: bool, backlog: u32) -> std::io::Result<TcpListener> {
     let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
     socket.set_reuseaddr(true)?;
     socket.set_reuseport(reuseport)?;
     socket.bind(addr)?;
-    socket.listen(128)
+    socket.listen(backlog)
 }

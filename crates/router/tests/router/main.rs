@@ -2,12 +2,19 @@
 //! (recording, gated, killable, reporting load), a plain keep-alive test client.
 
 mod admin;
+mod bad_nodes;
+mod corpus;
 mod discovery;
 mod dispatch;
 mod dns_server;
+mod early_response;
 mod failover;
+mod fake;
+mod lenient;
 mod one_placement;
 mod placement;
 mod slow_headers;
 mod smuggling;
 mod support;
+mod tls;
+mod under_load;

@@ -271,6 +271,8 @@ async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
 /// A router running in-process on 127.0.0.1:0 with its admin API.
 pub struct RunningRouter {
     pub addr: SocketAddr,
+    /// The TLS listener's address, for a router started with one.
+    pub tls: Option<SocketAddr>,
     pub admin: SocketAddr,
     pub handle: RouterHandle,
     stop: Option<oneshot::Sender<()>>,
@@ -279,10 +281,25 @@ pub struct RunningRouter {
 
 impl RunningRouter {
     pub async fn start(config: RouterConfig) -> RunningRouter {
+        Self::start_with(config, false).await
+    }
+
+    /// A router with a TLS listener too (its config names the certificates).
+    pub async fn start_tls(config: RouterConfig) -> RunningRouter {
+        Self::start_with(config, true).await
+    }
+
+    async fn start_with(config: RouterConfig, tls: bool) -> RunningRouter {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let admin = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let (addr, admin_addr) = (listener.local_addr().unwrap(), admin.local_addr().unwrap());
-        let router = Router::new(config).unwrap();
+        let mut router = Router::new(config).unwrap();
+        let mut tls_addr = None;
+        if tls {
+            let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tls_addr = Some(l.local_addr().unwrap());
+            router = router.with_tls_listener(l);
+        }
         let handle = router.handle();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -291,7 +308,7 @@ impl RunningRouter {
             };
             router.serve(listener, Some(admin), shutdown).await.unwrap();
         });
-        RunningRouter { addr, admin: admin_addr, handle, stop: Some(stop), task }
+        RunningRouter { addr, tls: tls_addr, admin: admin_addr, handle, stop: Some(stop), task }
     }
 
     /// Ask the router to drain and wait until `serve` returns.
@@ -334,6 +351,11 @@ impl Client {
 
     pub async fn send_raw(&mut self, raw: &[u8]) {
         self.stream.write_all(raw).await.unwrap();
+    }
+
+    /// Close the sending side: the router sees the end of the client's input.
+    pub async fn finish_sending(&mut self) {
+        self.stream.shutdown().await.unwrap();
     }
 
     /// GET `path` and read the reply.
