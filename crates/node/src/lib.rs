@@ -47,6 +47,8 @@ pub mod disk;
 pub mod dynamic;
 mod dynamic_route;
 pub mod error;
+#[cfg(feature = "clap")]
+pub mod flags;
 pub mod holdings;
 pub mod origin;
 pub mod path;
@@ -68,5 +70,7 @@ pub mod translate;
 pub use config::{Config, ConfigError};
 pub use dynamic::DynamicConfig;
 pub use error::NodeError;
+#[cfg(feature = "clap")]
+pub use flags::{Flags, FlagsError};
 pub use http1::Limits;
 pub use server::serve;

@@ -7,34 +7,102 @@ use std::path::Path;
 use crate::config::{DnsName, NodeConfig, RouterConfig};
 use crate::RouterError;
 
-/// Values given on the command line; `None`, empty or false leave the file's value.
+/// Values given on the command line; `None`, empty or false leave the file's value. With
+/// the `clap` feature these are `larder route`'s flags, help texts included.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct Overrides {
+    /// Address clients connect to [default: 0.0.0.0:8080].
+    #[cfg_attr(feature = "clap", arg(long))]
     pub listen: Option<SocketAddr>,
-    /// Replaces the file's nodes when not empty.
+    /// A back-end node (repeat for each); replaces the config file's nodes.
+    #[cfg_attr(feature = "clap", arg(long = "node", value_name = "ADDR"))]
     pub nodes: Vec<SocketAddr>,
-    pub policy: Option<String>,
-    /// `shared` or `per-router` placement for lard, lard-r and hacc.
-    pub placement: Option<String>,
-    pub threads: Option<usize>,
-    /// The admin listener; `""` disables it.
-    pub admin: Option<String>,
-    pub node_header: bool,
-    pub router_header: bool,
-    pub name: Option<String>,
-    pub reuseport: bool,
-    pub access_log: Option<String>,
-    /// Names whose DNS records are nodes; replaces the file's `[[discovery.dns]]` when
-    /// not empty.
+    /// Find nodes through DNS: every A and AAAA record of NAME is a node serving on PORT,
+    /// named NAME/ADDRESS (repeat for each name). Merged with --node; replaces the config
+    /// file's [[discovery.dns]]. Asked again every --dns-refresh-ms, sooner when the
+    /// records' TTL runs out; a failed lookup keeps the nodes last found.
+    #[cfg_attr(feature = "clap", arg(long = "nodes-dns", value_name = "NAME:PORT", value_parser = dns_flag))]
     pub nodes_dns: Vec<DnsName>,
-    /// The nameserver discovery asks.
+    /// Find nodes through SRV records: NAME is the full SRV name (for example
+    /// _http._tcp.web.default.svc.cluster.local); each target is a node on the record's
+    /// port, named by the target, so it keeps its place when its address changes
+    /// (repeat for each name). Merged as --nodes-dns.
+    #[cfg_attr(feature = "clap", arg(long = "nodes-srv", value_name = "NAME", value_parser = srv_flag))]
+    pub nodes_srv: Vec<DnsName>,
+    /// The nameserver --nodes-dns and --nodes-srv ask, IP or IP:PORT (UDP; TCP for
+    /// truncated answers) [default: the first nameserver in /etc/resolv.conf].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR"))]
     pub dns_resolver: Option<String>,
+    /// How often DNS discovery asks again, in milliseconds; sooner when a TTL runs out,
+    /// but not within [discovery] min_refresh_ms (1000) [default: 5000].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MS"))]
     pub dns_refresh_ms: Option<u64>,
+    /// Distribution policy [default: rr].
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub policy: Option<String>,
+    /// How lard, lard-r and hacc place a target this router has not placed: "shared"
+    /// (alike on every router: candidates hashed on node names, a node that reports
+    /// holding the target first) or "per-router" (the least loaded node now; several
+    /// routers then disagree) [default: shared].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MODE"))]
+    pub placement: Option<String>,
+    /// Worker threads [default: one per core].
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub threads: Option<usize>,
+    /// Admin listener address; "" disables it [default: 127.0.0.1:9090].
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub admin: Option<String>,
+    /// Add X-Larder-Node (the serving node's name) to every response.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub node_header: bool,
+    /// Add X-Larder-Router (this router's --name) to every response.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub router_header: bool,
+    /// This router's name in X-Larder-Router [default: router-PID, its process id].
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub name: Option<String>,
+    /// Bind --listen with SO_REUSEPORT, so several routers share the address.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub reuseport: bool,
+    /// Access log: a file, or "-" for stdout.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub access_log: Option<String>,
+    /// Accept queue of --listen (capped by net.core.somaxconn) [default: 4096].
+    #[cfg_attr(feature = "clap", arg(long))]
     pub backlog: Option<u32>,
+    /// Largest request body; a larger one is refused with 413, 0 means no limit
+    /// [default: 1048576].
+    #[cfg_attr(feature = "clap", arg(long))]
     pub max_body_bytes: Option<u64>,
+    /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN http/1.1), with
+    /// --tls-cert and --tls-key; more certificates by SNI in the config's [tls] table.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR"))]
     pub tls_listen: Option<String>,
+    /// PEM certificate chain (leaf first) for --tls-listen; re-read on SIGHUP.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub tls_cert: Option<String>,
+    /// PEM private key of --tls-cert; re-read on SIGHUP.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub tls_key: Option<String>,
+}
+
+/// `--nodes-dns NAME:PORT`, or why not.
+pub fn dns_flag(flag: &str) -> Result<DnsName, String> {
+    DnsName::parse_addresses(flag).map_err(said)
+}
+
+/// `--nodes-srv NAME`, or why not.
+pub fn srv_flag(flag: &str) -> Result<DnsName, String> {
+    DnsName::parse_srv(flag).map_err(said)
+}
+
+/// The reason alone, as a flag's error shows it.
+fn said(e: RouterError) -> String {
+    match e {
+        RouterError::Config(why) => why,
+        other => other.to_string(),
+    }
 }
 
 impl Overrides {
@@ -68,8 +136,8 @@ impl Overrides {
         set(&mut c.name, &self.name);
         c.reuseport |= self.reuseport;
         set(&mut c.access_log, &self.access_log);
-        if !self.nodes_dns.is_empty() {
-            c.discovery.dns.clone_from(&self.nodes_dns);
+        if !self.nodes_dns.is_empty() || !self.nodes_srv.is_empty() {
+            c.discovery.dns = self.nodes_dns.iter().chain(&self.nodes_srv).cloned().collect();
         }
         set(&mut c.discovery.resolver, &self.dns_resolver);
         if let Some(ms) = self.dns_refresh_ms {

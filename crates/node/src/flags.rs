@@ -1,0 +1,204 @@
+//! `larder node`'s flags (with the `clap` feature): every setting of [`Config`] as a
+//! command-line flag with its default and its help, and the one conversion from flags to a
+//! config, so the binary only binds, raises limits and waits for signals.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::dynamic::DynamicConfig;
+
+/// Flags that do not make a config, said as the user gave them.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FlagsError(pub String);
+
+/// The node's settings as flags (`#[command(flatten)]` them into a command).
+#[derive(clap::Args, Debug)]
+pub struct Flags {
+    /// Directory to serve. Paths can never leave it. Not needed with --origin.
+    #[arg(long, required_unless_present = "origin")]
+    pub docroot: Option<PathBuf>,
+    /// Be a cache in front of this origin (http://host[:port][/path]) instead of serving a
+    /// docroot. Repeat for fallbacks: each request tries them in order until one answers.
+    #[arg(long, value_name = "URL", conflicts_with = "docroot")]
+    pub origin: Vec<String>,
+    /// Seconds an origin response without Cache-Control max-age/s-maxage or Expires stays
+    /// fresh (for the statuses HTTP allows to be cached that way, such as 200 and 404).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub origin_default_ttl: u64,
+    /// Seconds past expiry a stale response may be served when the origin is unreachable,
+    /// times out or answers 500/502/503/504 (a response's own stale-if-error wins;
+    /// must-revalidate, proxy-revalidate and s-maxage forbid it).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub origin_stale_if_error: u64,
+    /// Milliseconds allowed for an origin fetch up to the response head, and for each wait
+    /// for body bytes after it; 504 Gateway Timeout when exceeded before the head.
+    #[arg(long, default_value_t = 10_000)]
+    pub origin_timeout_ms: u64,
+    /// Idle keep-alive connections kept open per origin.
+    #[arg(long, default_value_t = 32)]
+    pub origin_max_idle: usize,
+    /// Largest origin response head in KiB (502 Bad Gateway beyond).
+    #[arg(long, default_value_t = 64)]
+    pub origin_max_head_kb: usize,
+    /// Most header fields in an origin response head (502 Bad Gateway beyond).
+    #[arg(long, default_value_t = 128)]
+    pub origin_max_head_fields: usize,
+    /// File-data cache size in MiB (file bodies and computed dynamic views share it).
+    #[arg(long, default_value_t = 64)]
+    pub cache_mb: u64,
+    /// Read cache misses with O_DIRECT, so a miss costs a real disk read even when the page
+    /// cache could hold everything (falls back, with a warning, where O_DIRECT is refused).
+    #[arg(long)]
+    pub direct_io: bool,
+    /// Helper threads for path translation (stat, open) and disk reads.
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Helper threads for computing dynamic views.
+    #[arg(long, default_value_t = 1)]
+    pub cpu_threads: usize,
+    /// Files (and origin responses) up to this many KiB are cached whole; larger files are
+    /// streamed with sendfile, larger origin responses relayed uncached as they arrive.
+    #[arg(long, default_value_t = 1024)]
+    pub max_cached_file_kb: u64,
+    /// Entries in the path-translation cache (each keeps a file open).
+    #[arg(long, default_value_t = 4096)]
+    pub path_cache_entries: u64,
+    /// How long a path translation (stat result) is trusted, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    pub stat_ttl_ms: u64,
+    /// Serve files reached through symlinks that point outside the docroot.
+    #[arg(long)]
+    pub follow_outside_symlinks: bool,
+    /// File served for a directory URL.
+    #[arg(long, default_value = "index.html")]
+    pub index: String,
+    /// Maximum bytes of a request head (431 beyond).
+    #[arg(long, default_value_t = 16 * 1024)]
+    pub max_header_bytes: usize,
+    /// Maximum header fields in a request (431 beyond).
+    #[arg(long, default_value_t = 64)]
+    pub max_headers: usize,
+    /// Maximum bytes of the request target (414 beyond).
+    #[arg(long, default_value_t = 8 * 1024)]
+    pub max_uri_bytes: usize,
+    /// Largest request body read and discarded (413 beyond).
+    #[arg(long, default_value_t = 64 * 1024)]
+    pub max_body_bytes: u64,
+    /// Connections served at once; more wait in the listen backlog.
+    #[arg(long, default_value_t = 10_240)]
+    pub max_connections: usize,
+    /// Milliseconds from a request's first byte to the end of its head (408 and close after).
+    #[arg(long, default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+    /// Milliseconds an idle keep-alive connection is kept.
+    #[arg(long, default_value_t = 60_000)]
+    pub idle_timeout_ms: u64,
+    /// Milliseconds a write may wait for a client that does not read.
+    #[arg(long, default_value_t = 60_000)]
+    pub send_timeout_ms: u64,
+    /// Milliseconds to keep draining client input after an error answer before closing.
+    #[arg(long, default_value_t = 2000)]
+    pub linger_ms: u64,
+    /// Milliseconds shutdown waits for in-flight requests.
+    #[arg(long, default_value_t = 30_000)]
+    pub shutdown_grace_ms: u64,
+    /// Listen backlog.
+    #[arg(long, default_value_t = 4096)]
+    pub backlog: i32,
+    /// Path of the JSON load report.
+    #[arg(long, default_value = wire::LOAD_REPORT_PATH)]
+    pub load_path: String,
+    /// Turn the load report off.
+    #[arg(long)]
+    pub no_load_report: bool,
+    /// Path of the Prometheus metrics.
+    #[arg(long, default_value = "/.larder/metrics")]
+    pub metrics_path: String,
+    /// Turn the metrics off.
+    #[arg(long)]
+    pub no_metrics: bool,
+    /// First path segment of the dynamic route /<mount>/<db>/<view>/<doc>?OpenDocument.
+    #[arg(long, default_value = "app")]
+    pub dyn_mount: String,
+    /// Turn the dynamic route off.
+    #[arg(long)]
+    pub no_dynamic: bool,
+    /// CPU cost of computing one view (a miss), in microseconds, calibrated at start-up.
+    #[arg(long, default_value_t = 2000)]
+    pub dyn_cost_us: u64,
+    /// Exact hash-loop rounds per view instead of --dyn-cost-us (reproducible bytes across
+    /// machines).
+    #[arg(long)]
+    pub dyn_iterations: Option<u64>,
+    /// KiB of a computed view (its size in the cache).
+    #[arg(long, default_value_t = 64)]
+    pub dyn_view_kb: usize,
+    /// KiB of a dynamic document response.
+    #[arg(long, default_value_t = 8)]
+    pub dyn_doc_kb: usize,
+    /// Append a Combined Log Format access log to this file (buffered).
+    #[arg(long)]
+    pub access_log: Option<PathBuf>,
+}
+
+impl Flags {
+    /// The config these flags describe (not yet validated), and what the ready line calls
+    /// the content: the docroot, or the first origin of a caching node.
+    pub fn config(self) -> Result<(Config, PathBuf), FlagsError> {
+        let origins: Vec<crate::origin::OriginUrl> = self
+            .origin
+            .iter()
+            .map(|u| crate::origin::OriginUrl::parse(u))
+            .collect::<Result<_, _>>()
+            .map_err(|e| FlagsError(e.to_string()))?;
+        // A caching node has no docroot: its ready line names the first origin instead.
+        let docroot = match (&self.docroot, origins.first()) {
+            (Some(d), _) => d.clone(),
+            (None, Some(o)) => PathBuf::from(o.to_string()),
+            (None, None) => return Err(FlagsError("--docroot or --origin is required".into())),
+        };
+        let mut cfg = Config::new(&docroot);
+        if !origins.is_empty() {
+            let mut o = crate::origin::OriginConfig::new(origins);
+            o.defaults.ttl = Duration::from_secs(self.origin_default_ttl);
+            o.defaults.stale_if_error = Duration::from_secs(self.origin_stale_if_error);
+            o.timeout = Duration::from_millis(self.origin_timeout_ms);
+            o.max_idle_per_origin = self.origin_max_idle;
+            o.max_head_bytes = self.origin_max_head_kb << 10;
+            o.max_head_fields = self.origin_max_head_fields;
+            cfg.origin = Some(o);
+        }
+        cfg.cache_bytes = self.cache_mb << 20;
+        cfg.max_cached_file_bytes = self.max_cached_file_kb << 10;
+        cfg.direct_io = self.direct_io;
+        cfg.disk_threads = self.threads;
+        cfg.cpu_threads = self.cpu_threads;
+        cfg.path_cache_entries = self.path_cache_entries;
+        cfg.stat_ttl = Duration::from_millis(self.stat_ttl_ms);
+        cfg.follow_outside_symlinks = self.follow_outside_symlinks;
+        cfg.index_file = self.index;
+        let (max_header_bytes, max_headers) = (self.max_header_bytes, self.max_headers);
+        cfg.limits =
+            http1::Limits { max_header_bytes, max_headers, max_uri_len: self.max_uri_bytes };
+        cfg.max_body_bytes = self.max_body_bytes;
+        cfg.max_connections = self.max_connections;
+        cfg.header_timeout = Duration::from_millis(self.header_timeout_ms);
+        cfg.idle_timeout = Duration::from_millis(self.idle_timeout_ms);
+        cfg.send_timeout = Duration::from_millis(self.send_timeout_ms);
+        cfg.linger_timeout = Duration::from_millis(self.linger_ms);
+        cfg.shutdown_grace = Duration::from_millis(self.shutdown_grace_ms);
+        cfg.backlog = self.backlog;
+        cfg.load_path = (!self.no_load_report).then_some(self.load_path);
+        cfg.metrics_path = (!self.no_metrics).then_some(self.metrics_path);
+        cfg.access_log = self.access_log;
+        cfg.dynamic = (!self.no_dynamic).then(|| DynamicConfig {
+            mount: self.dyn_mount,
+            iterations: DynamicConfig::iterations_for(self.dyn_cost_us, self.dyn_iterations),
+            view_bytes: self.dyn_view_kb << 10,
+            doc_bytes: self.dyn_doc_kb << 10,
+        });
+        Ok((cfg, docroot))
+    }
+}
