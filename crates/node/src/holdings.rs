@@ -17,8 +17,8 @@ pub struct Holdings {
     /// The first version: the start time in milliseconds, so a restarted node's versions
     /// do not repeat its previous life's.
     base: u64,
-    /// The digest of `changes` as it was when built.
-    built: Option<(u64, TargetDigest)>,
+    /// The digest as it was when built, with the change counts (own, other stores') then.
+    built: Option<((u64, u64), TargetDigest)>,
 }
 
 impl Holdings {
@@ -36,13 +36,15 @@ impl Holdings {
     }
 
     /// The digest of the cached bodies' targets (`named` lists each body's target and
-    /// subtree), rebuilt only when something changed since the last one; `None` while no
-    /// body has a target (no router named one: the node is behind another front-end).
-    pub fn digest<I>(&mut self, named: impl Fn() -> I) -> Option<TargetDigest>
+    /// subtree), rebuilt only when something changed since the last one (here, or in a
+    /// store that counts its own changes: `elsewhere`); `None` while no body has a target
+    /// (no router named one: the node is behind another front-end).
+    pub fn digest<I>(&mut self, elsewhere: u64, named: impl Fn() -> I) -> Option<TargetDigest>
     where
         I: Iterator<Item = TargetHint>,
     {
-        let fresh = matches!(&self.built, Some((at, _)) if *at == self.changes);
+        let now = (self.changes, elsewhere);
+        let fresh = matches!(&self.built, Some((at, _)) if *at == now);
         if !fresh {
             let count = named().count() as u64;
             let digest = (count > 0).then(|| {
@@ -55,7 +57,7 @@ impl Holdings {
                 }
                 d
             });
-            self.built = digest.map(|d| (self.changes, d));
+            self.built = digest.map(|d| (now, d));
         }
         self.built.as_ref().map(|(_, d)| d.clone())
     }
@@ -68,14 +70,16 @@ mod tests {
     #[test]
     fn names_the_targets_of_cached_bodies_and_versions_changes() {
         let mut h = Holdings::new(SystemTime::UNIX_EPOCH);
-        assert_eq!(h.digest(std::iter::empty), None, "no router named a target");
+        assert_eq!(h.digest(0, std::iter::empty), None, "no router named a target");
         let hint = TargetHint { key: 11, tree: 22 };
         h.changed();
-        let d = h.digest(|| std::iter::once(hint)).unwrap();
+        let d = h.digest(0, || std::iter::once(hint)).unwrap();
         assert!(d.contains(11) && d.contains(22) && !d.contains(33));
-        let unchanged = h.digest(std::iter::empty).unwrap();
+        let unchanged = h.digest(0, std::iter::empty).unwrap();
         assert_eq!(unchanged, d, "nothing changed: the same digest, not rebuilt");
         h.changed();
-        assert!(h.digest(|| std::iter::once(hint)).unwrap().version > d.version);
+        assert!(h.digest(0, || std::iter::once(hint)).unwrap().version > d.version);
+        let elsewhere = h.digest(1, std::iter::empty);
+        assert_eq!(elsewhere, None, "a change in another store rebuilds the digest");
     }
 }

@@ -133,6 +133,7 @@ impl NodeState {
             self.origin.as_ref().map_or((0, 0), OriginState::cache_bytes);
         let origin = self.origin.as_ref().map(OriginState::counters);
         let origin_named = self.origin.as_ref().map_or_else(Vec::new, |o| o.upstream.store.named());
+        let origin_changes = self.origin.as_ref().map_or(0, |o| o.upstream.store.changes());
         let origin_count = |f: fn(&crate::origin::OriginCounters) -> u64| origin.map_or(0, f);
         let load = wire::LoadReport {
             in_flight: c.in_flight.get(),
@@ -147,7 +148,7 @@ impl NodeState {
             requests: c.requests.get(),
             helper_queue: (self.disk.pending() + self.cpu.pending()) as u64,
             disk_pct: None,
-            holdings: self.holdings.borrow_mut().digest(|| {
+            holdings: self.holdings.borrow_mut().digest(origin_changes, || {
                 let bodies = bodies.iter().filter_map(|(_, b, _)| b.target);
                 bodies.chain(origin_named.iter().copied())
             }),

@@ -36,8 +36,9 @@ pub async fn serve(
         return error(node, out, Status::BAD_REQUEST, ctx, &[]);
     }
     if let Some(hint) = ctx.hint {
-        origin.upstream.store.name(target, hint);
-        node.holdings.borrow_mut().changed();
+        if origin.upstream.store.name(target, hint) {
+            node.holdings.borrow_mut().changed();
+        }
     }
     let to = Answer { node, req, ctx };
     let cached = origin.upstream.store.get(target, req);

@@ -60,17 +60,30 @@ pub struct ObjectStore {
     /// The target a router named for each request target (`X-Larder-Target`), so the load
     /// report can say what this node holds; pruned to what the store holds.
     named: RefCell<HashMap<String, TargetHint>>,
+    /// Bumped on every store and removal, so the holdings digest knows to build again.
+    changes: std::cell::Cell<u64>,
 }
 
 impl ObjectStore {
     pub fn new(capacity_bytes: u64) -> ObjectStore {
-        ObjectStore { lru: RefCell::new(Lru::new(capacity_bytes)), named: RefCell::default() }
+        ObjectStore {
+            lru: RefCell::new(Lru::new(capacity_bytes)),
+            named: RefCell::default(),
+            changes: std::cell::Cell::new(0),
+        }
     }
 
-    /// Remember that a router placed requests for `target` by `hint`.
-    pub fn name(&self, target: &str, hint: TargetHint) {
+    /// Changes to what the store holds so far (stores and removals).
+    pub fn changes(&self) -> u64 {
+        self.changes.get()
+    }
+
+    /// Remember that a router placed requests for `target` by `hint`; true when that is
+    /// news (the holdings digest must then be built again).
+    pub fn name(&self, target: &str, hint: TargetHint) -> bool {
         let mut named = self.named.borrow_mut();
-        if named.get(target) != Some(&hint) {
+        let news = named.get(target) != Some(&hint);
+        if news {
             named.insert(target.to_string(), hint);
         }
         // Targets never stored (uncacheable, failed) must not pile up between reports.
@@ -78,6 +91,7 @@ impl ObjectStore {
         if named.len() > 2 * held + 1024 {
             self.prune(&mut named);
         }
+        news
     }
 
     /// The named targets the store holds (a response, or the marker of varying ones).
@@ -108,6 +122,7 @@ impl ObjectStore {
 
     /// Store `s`, the response to a request for `target`.
     pub fn put(&self, target: &str, s: Arc<Stored>) {
+        self.changes.set(self.changes.get() + 1);
         let mut lru = self.lru.borrow_mut();
         if s.vary.is_empty() {
             let bytes = s.bytes(target);
@@ -125,6 +140,7 @@ impl ObjectStore {
     /// Forget the response that would answer `req` for `target`.
     pub fn remove(&self, target: &str, s: &Stored) {
         let key = format!("{target}{}", s.vary_key);
+        self.changes.set(self.changes.get() + 1);
         self.lru.borrow_mut().remove(&key);
     }
 
