@@ -41,15 +41,9 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     Fnv1a::new().write(bytes).finish()
 }
 
-/// SplitMix64's finaliser: a bijection on `u64` with full avalanche. Being a bijection,
-/// distinct inputs give distinct outputs, so ring points built from distinct
-/// (node, replica) pairs never collide.
-pub fn mix64(x: u64) -> u64 {
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+/// SplitMix64's finaliser (`wire::target_digest::mix64`, the one copy): a bijection on
+/// `u64` with full avalanche, which spreads already-hashed values on the ring.
+pub use wire::target_digest::mix64;
 
 #[cfg(test)]
 mod tests {

@@ -115,9 +115,10 @@ fn probes(words: usize, hashes: u32, key: u64) -> impl Iterator<Item = usize> {
     (0..u64::from(hashes)).map(move |i| (h1.wrapping_add(i.wrapping_mul(h2)) & mask) as usize)
 }
 
-/// SplitMix64's finaliser (the same function as policy's `stable_hash::mix64`; written
-/// here too because it is part of this encoding, which must not change with that crate).
-fn mix64(x: u64) -> u64 {
+/// SplitMix64's finaliser: a bijection on `u64` with full avalanche. Part of this
+/// encoding (the probe positions) and of larder's placement (policy's ring spreads its
+/// points with it), so it is written once, here, and must never change.
+pub fn mix64(x: u64) -> u64 {
     let mut z = x;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
