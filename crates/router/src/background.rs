@@ -3,7 +3,6 @@
 //! log's flush. [`spawn`] starts them all beside the accept loop; they run until the
 //! router's [`JoinSet`] is shut down.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +16,7 @@ use crate::config::ms;
 use crate::discovery;
 use crate::monitor::parse_report;
 use crate::probe;
+use crate::upstream::Upstream;
 
 /// How often the health ticker runs: fine enough for slow start to look smooth.
 const HEALTH_TICK: Duration = Duration::from_millis(100);
@@ -55,12 +55,14 @@ async fn health_checks(cluster: Arc<Cluster>) {
             continue;
         }
         next_check = tokio::time::Instant::now() + ms(health.interval_ms);
-        for (node, addr) in cluster.probe_targets(|_| true) {
+        for (node, upstream) in cluster.probe_targets(|_| true) {
             let cluster = cluster.clone();
             let path = health.path.clone();
             let timeout = ms(health.timeout_ms);
+            let node_tls = settings.node_tls.clone();
             tokio::spawn(async move {
-                let ok = matches!(probe::get(addr, &path, timeout).await, Ok((200..=399, _)));
+                let got = probe::get(&upstream, node_tls.as_ref(), &path, timeout).await;
+                let ok = matches!(got, Ok((200..=399, _)));
                 cluster.check_result(node, ok, Instant::now());
             });
         }
@@ -79,15 +81,17 @@ async fn load_monitor(cluster: Arc<Cluster>) {
         let settings = cluster.settings();
         let load = &settings.config.load;
         let interval = ms(load.poll_ms);
-        let targets: Vec<(NodeId, SocketAddr)> = cluster.probe_targets(|n| n.load_report);
+        let targets: Vec<(NodeId, Arc<Upstream>)> = cluster.probe_targets(|n| n.load_report);
         let started = tokio::time::Instant::now();
         cluster.forget_stale_reports(Instant::now(), STALE_REPORTS * interval);
-        for (node, addr) in targets {
+        for (node, upstream) in targets {
             let cluster = cluster.clone();
             let path = load.path.clone();
             let full = load.disk_full_mb_per_sec * 1e6;
+            let node_tls = settings.node_tls.clone();
             tokio::spawn(async move {
-                if let Ok((200, body)) = probe::get(addr, &path, interval).await {
+                let got = probe::get(&upstream, node_tls.as_ref(), &path, interval).await;
+                if let Ok((200, body)) = got {
                     if let Some(report) = parse_report(&body, full) {
                         cluster.report_load(node, report, Instant::now());
                     }

@@ -106,6 +106,14 @@ impl IoBuf {
         self.data.clear();
     }
 
+    /// Put a byte read elsewhere at the end (the first byte of a response, taken while
+    /// watching for it).
+    pub(crate) fn put_back(&mut self, byte: u8) {
+        if self.make_room() {
+            self.data.push(byte);
+        }
+    }
+
     /// Give the memory back if nothing is held (a connection going idle).
     pub(crate) fn release(&mut self) {
         if self.is_empty() {

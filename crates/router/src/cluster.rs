@@ -49,6 +49,9 @@ pub(crate) struct Settings {
     /// The TLS server configuration (certificates read from their files), when `[tls]`
     /// has certificates: each TLS handshake takes the one current then.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The TLS client configuration for `https://` nodes (their CA read from its file),
+    /// when `[node_tls]` names one: each new connection to such a node takes it.
+    pub node_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl Settings {
@@ -69,7 +72,11 @@ impl Settings {
         } else {
             Some(crate::tls::server_config(&config.tls)?)
         };
-        Ok(Settings { config, mapper, head_limits, health, router_field, tls })
+        let node_tls = match config.node_tls.ca.as_str() {
+            "" => None,
+            ca => Some(crate::node_tls::client_config(ca)?),
+        };
+        Ok(Settings { config, mapper, head_limits, health, router_field, tls, node_tls })
     }
 }
 
@@ -170,7 +177,8 @@ impl Cluster {
         let ids = config.config_order_ids();
         let spec = config.policy_spec(&ids)?;
         let policy = policy::build(&spec).map_err(|e| RouterError::Config(e.to_string()))?;
-        let upstreams = config.nodes.iter().map(|n| Arc::new(Upstream::new(n.addr))).collect();
+        let upstreams =
+            config.nodes.iter().map(|n| Arc::new(Upstream::new(&n.address()))).collect();
         let placement = Placement {
             policy,
             spec,
@@ -412,16 +420,19 @@ impl Cluster {
         self.nanos_at(at)
     }
 
-    /// The configured nodes `wanted` selects, with their addresses (for background probes).
+    /// The configured nodes `wanted` selects, with their upstreams (for background probes).
     pub(crate) fn probe_targets(
         &self,
         wanted: impl Fn(&NodeStatus) -> bool,
-    ) -> Vec<(NodeId, SocketAddr)> {
-        let p = self.placement();
-        (0..p.nodes.len())
-            .filter(|&i| p.nodes[i].configured && wanted(&p.nodes[i]))
-            .map(|i| (NodeId(i as u32), p.nodes[i].addr))
-            .collect()
+    ) -> Vec<(NodeId, Arc<Upstream>)> {
+        let ids: Vec<NodeId> = {
+            let p = self.placement();
+            (0..p.nodes.len())
+                .filter(|&i| p.nodes[i].configured && wanted(&p.nodes[i]))
+                .map(|i| NodeId(i as u32))
+                .collect()
+        };
+        ids.into_iter().filter_map(|id| Some((id, self.upstream(id)?))).collect()
     }
 
     /// Apply a new config (with the nodes discovery found): nodes by address, weights,
@@ -472,6 +483,12 @@ impl Cluster {
                     s.weight = n.weight;
                     s.load_report = n.load_report;
                     s.name = n.display_name().into();
+                    if !upstreams[i].is_for(&n.address()) {
+                        // Same address, now spoken to otherwise (TLS on or off, another
+                        // certificate name): connections afresh.
+                        upstreams[i].clear();
+                        upstreams[i] = Arc::new(Upstream::new(&n.address()));
+                    }
                     NodeId(i as u32)
                 }
                 None => match p.returning(n) {
@@ -481,13 +498,13 @@ impl Cluster {
                         p.nodes[id.index()] = NodeStatus::new(n);
                         p.view.report(id, 0.0, 0.0);
                         p.view.set_holdings(id, None);
-                        upstreams[id.index()] = Arc::new(Upstream::new(n.addr));
+                        upstreams[id.index()] = Arc::new(Upstream::new(&n.address()));
                         id
                     }
                     None => {
                         let id = NodeId(p.nodes.len() as u32);
                         p.nodes.push(NodeStatus::new(n));
-                        upstreams.push(Arc::new(Upstream::new(n.addr)));
+                        upstreams.push(Arc::new(Upstream::new(&n.address())));
                         id
                     }
                 },

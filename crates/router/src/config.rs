@@ -11,6 +11,7 @@ use policy::{ClassId, LoadWeights, MapperConfig, NodeId, PolicyKind, PolicySpec,
 use serde::{Deserialize, Serialize};
 
 pub use crate::discovered::{DiscoveryConfig, DnsKind, DnsName};
+pub use crate::node_addr::NodeAddr;
 use crate::RouterError;
 use http1::ChunkLimits;
 
@@ -51,6 +52,7 @@ pub struct RouterConfig {
     /// Nodes found through DNS, merged with `nodes`.
     pub discovery: DiscoveryConfig,
     pub tls: TlsConfig,
+    pub node_tls: NodeTlsConfig,
 }
 
 impl Default for RouterConfig {
@@ -75,6 +77,7 @@ impl Default for RouterConfig {
             timeouts: Timeouts::default(),
             discovery: DiscoveryConfig::default(),
             tls: TlsConfig::default(),
+            node_tls: NodeTlsConfig::default(),
         }
     }
 }
@@ -105,20 +108,88 @@ pub struct SniCertificate {
     pub key: String,
 }
 
-/// One back-end node.
+/// TLS to nodes: the certificate authorities a node's certificate is checked against,
+/// for nodes given as `https://HOST:PORT`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct NodeTlsConfig {
+    /// PEM file of CA certificates (re-read on every reload); needed when any node is
+    /// `https://`.
+    pub ca: String,
+}
+
+/// One back-end node. In a file, `addr` is `HOST:PORT`, or `https://HOST:PORT` for a node
+/// that speaks TLS ([`NodeAddr`]).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "NodeEntry", into = "NodeEntry")]
 pub struct NodeConfig {
     pub addr: SocketAddr,
+    /// For a node that speaks TLS: the name its certificate must be valid for, also sent
+    /// as SNI; `None` for plain HTTP.
+    pub server_name: Option<String>,
     /// Shown in `X-Larder-Node`, `/stats` and the access log; defaults to the address.
-    #[serde(default)]
     pub name: String,
     /// Relative capacity; 0 drains the node (no new work).
-    #[serde(default = "one")]
     pub weight: u32,
     /// Poll this node's `/.larder/load` (larder nodes offer it; nginx does not).
-    #[serde(default)]
     pub load_report: bool,
+}
+
+/// A node as a config file writes it.
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct NodeEntry {
+    addr: String,
+    /// The name a TLS node's certificate is checked against, when it is not the host of
+    /// `addr` (an address given as an IP, a certificate issued for a name).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    server_name: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default = "one")]
+    weight: u32,
+    #[serde(default)]
+    load_report: bool,
+}
+
+impl TryFrom<NodeEntry> for NodeConfig {
+    type Error = RouterError;
+
+    fn try_from(e: NodeEntry) -> Result<NodeConfig, RouterError> {
+        let NodeAddr { addr, mut server_name } = e.addr.parse()?;
+        if !e.server_name.is_empty() {
+            if server_name.is_none() {
+                return Err(RouterError::Config(format!(
+                    "node {}: server_name is for https:// nodes",
+                    e.addr
+                )));
+            }
+            server_name = Some(e.server_name);
+        }
+        Ok(NodeConfig {
+            addr,
+            server_name,
+            name: e.name,
+            weight: e.weight,
+            load_report: e.load_report,
+        })
+    }
+}
+
+impl From<NodeConfig> for NodeEntry {
+    fn from(n: NodeConfig) -> NodeEntry {
+        let at = NodeAddr { addr: n.addr, server_name: n.server_name.clone() };
+        // The address form names the IP; a name other than the IP goes beside it.
+        let server_name =
+            n.server_name.filter(|s| *s != n.addr.ip().to_string()).unwrap_or_default();
+        NodeEntry {
+            addr: at.to_string(),
+            server_name,
+            name: n.name,
+            weight: n.weight,
+            load_report: n.load_report,
+        }
+    }
 }
 
 fn one() -> u32 {
@@ -127,7 +198,18 @@ fn one() -> u32 {
 
 impl NodeConfig {
     pub fn new(addr: SocketAddr) -> Self {
-        NodeConfig { addr, name: String::new(), weight: 1, load_report: false }
+        Self::at(NodeAddr::plain(addr))
+    }
+
+    /// A node at `at`, plain or TLS, with the defaults.
+    pub fn at(at: NodeAddr) -> Self {
+        let NodeAddr { addr, server_name } = at;
+        NodeConfig { addr, server_name, name: String::new(), weight: 1, load_report: false }
+    }
+
+    /// The node's address as written: `HOST:PORT` or `https://…`.
+    pub fn address(&self) -> NodeAddr {
+        NodeAddr { addr: self.addr, server_name: self.server_name.clone() }
     }
 
     /// The node's display name.
@@ -546,6 +628,15 @@ impl RouterConfig {
         {
             return bad("tls: cert and key go together, and SNI certificates need a default one");
         }
+        if let Some(n) = self.nodes.iter().find(|n| n.server_name.is_some()) {
+            if self.node_tls.ca.is_empty() {
+                return Err(RouterError::Config(format!(
+                    "node {}: a TLS node needs a CA file to check its certificate \
+                     (--node-ca, or ca in [node_tls])",
+                    n.address()
+                )));
+            }
+        }
         if self.backlog == 0 || self.backlog > 65_535 {
             return bad("backlog: 1..=65535");
         }
@@ -646,6 +737,19 @@ mod tests {
     }
 
     #[test]
+    fn tls_nodes_read_back_with_their_names() {
+        let text = "[node_tls]\nca = \"ca.pem\"\n\
+                    [[nodes]]\naddr = \"https://127.0.0.1:8443\"\n\
+                    [[nodes]]\naddr = \"https://127.0.0.2:8443\"\nserver_name = \"n2.internal\"\n\
+                    [[nodes]]\naddr = \"127.0.0.3:8080\"\n";
+        let c = RouterConfig::from_toml(text).unwrap();
+        let names: Vec<_> = c.nodes.iter().map(|n| n.server_name.as_deref()).collect();
+        assert_eq!(names, [Some("127.0.0.1"), Some("n2.internal"), None]);
+        assert_eq!(c.nodes[1].address().to_string(), "https://127.0.0.2:8443");
+        assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
+    }
+
+    #[test]
     fn bad_configs_say_why() {
         for (text, want) in [
             ("", "at least one node"),
@@ -655,6 +759,8 @@ mod tests {
             ("[timeouts]\nidle_ms = 0\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "above 0"),
             ("[[nodes]]\naddr = \"127.0.0.1:1\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "twice"),
             ("name = \"a b\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "name"),
+            ("[[nodes]]\naddr = \"https://127.0.0.1:1\"\n", "needs a CA file"),
+            ("[[nodes]]\naddr = \"127.0.0.1:1\"\nserver_name = \"a\"\n", "https://"),
         ] {
             let err = RouterConfig::from_toml(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");

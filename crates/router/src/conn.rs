@@ -18,6 +18,7 @@ use policy::{Outcome, Target};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
+use tokio_rustls::client::TlsStream;
 
 use crate::access_log::{AccessEntry, AccessLog};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
@@ -28,6 +29,7 @@ use crate::config::ms;
 use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
+use crate::node_io::NodeIo;
 
 /// Output capacity a connection keeps between requests: room for a response head.
 const OUT_KEPT: usize = 1024;
@@ -53,8 +55,8 @@ struct Done {
 }
 
 /// A request sent to a node: the connection its response comes on.
-struct Sent {
-    upstream: TcpStream,
+struct Sent<N> {
+    upstream: N,
     /// When the request went out (the start of upstream time).
     at: Instant,
     /// The connection came from the pool and the request can be replayed: silence before
@@ -63,6 +65,9 @@ struct Sent {
     /// The node answered (or stopped reading) before the request body was all sent: its
     /// response is relayed, then both connections close, the rest of the body unread.
     body_unfinished: bool,
+    /// The response's first byte, when watching for an early answer took it off the
+    /// connection (TLS cannot peek).
+    first: Option<u8>,
 }
 
 /// Why one attempt at a node did not complete.
@@ -390,10 +395,16 @@ impl<S: ClientIo> Connection<S> {
                     None => self.unavailable(settings, req).await,
                 };
             };
-            let mut result = self.attempt(settings, req, &dispatch, false, start).await;
-            if matches!(&result, Err(e) if matches!(e.fault, Fault::Stale)) {
-                result = self.attempt(settings, req, &dispatch, true, start).await;
-            }
+            let result = match dispatch.upstream.server_name {
+                None => self.attempts::<TcpStream>(settings, req, &dispatch, start).await,
+                // Boxed: a TLS node's attempt holds a session, and a plain connection's
+                // task would otherwise be sized for it too.
+                Some(_) => {
+                    let attempts =
+                        self.attempts::<TlsStream<TcpStream>>(settings, req, &dispatch, start);
+                    Box::pin(attempts).await
+                }
+            };
             let e = match result {
                 Ok(done) => {
                     let t = Some(done.upstream_time);
@@ -431,9 +442,25 @@ impl<S: ClientIo> Connection<S> {
         }
     }
 
+    /// The attempts at the picked node over connections of kind `N`: one, and one more on
+    /// a fresh connection when a pooled one turned out closed.
+    async fn attempts<N: NodeIo>(
+        &mut self,
+        settings: &Settings,
+        req: &Request,
+        dispatch: &Dispatch,
+        start: Instant,
+    ) -> Result<Done, AttemptError> {
+        let result = self.attempt::<N>(settings, req, dispatch, false, start).await;
+        if matches!(&result, Err(e) if matches!(e.fault, Fault::Stale)) {
+            return self.attempt::<N>(settings, req, dispatch, true, start).await;
+        }
+        result
+    }
+
     /// One attempt at the picked node: send the request, read the response head, relay
     /// the response. `fresh` skips the pool; `start` is when the request was dispatched.
-    async fn attempt(
+    async fn attempt<N: NodeIo>(
         &mut self,
         settings: &Settings,
         req: &Request,
@@ -441,21 +468,21 @@ impl<S: ClientIo> Connection<S> {
         fresh: bool,
         start: Instant,
     ) -> Result<Done, AttemptError> {
-        let mut sent = self.send_request(settings, req, dispatch, fresh, start).await?;
+        let mut sent = self.send_request::<N>(settings, req, dispatch, fresh, start).await?;
         let response = self.read_response_head(settings, req, dispatch, &mut sent).await?;
         self.relay_response(settings, dispatch, sent, &response).await
     }
 
     /// Take a pooled connection (or connect) and send the request head, then its body as
     /// it comes from the client.
-    async fn send_request(
+    async fn send_request<N: NodeIo>(
         &mut self,
         settings: &Settings,
         req: &Request,
         dispatch: &Dispatch,
         fresh: bool,
         start: Instant,
-    ) -> Result<Sent, AttemptError> {
+    ) -> Result<Sent<N>, AttemptError> {
         let cfg = &settings.config;
         let t = &cfg.timeouts;
         let pooled = if fresh { None } else { dispatch.upstream.take(ms(t.pool_idle_ms), start) };
@@ -463,9 +490,8 @@ impl<S: ClientIo> Connection<S> {
         let (mut upstream, at) = match pooled {
             Some(s) => (s, start),
             None => {
-                let s = dispatch
-                    .upstream
-                    .connect(ms(t.upstream_connect_ms))
+                let node_tls = settings.node_tls.as_ref();
+                let s = N::connect(&dispatch.upstream, node_tls, ms(t.upstream_connect_ms))
                     .await
                     .map_err(|_| AttemptError::before(Fault::Connect))?;
                 (s, Instant::now())
@@ -479,7 +505,10 @@ impl<S: ClientIo> Connection<S> {
             // An HTTP/1.0 request without Host: HTTP/1.1 upstream needs one.
             Some(at) => {
                 self.out.extend_from_slice(&req.upstream_head[..at]);
-                let _ = write!(self.out, "Host: {}\r\n", dispatch.upstream.addr);
+                let _ = match &dispatch.upstream.server_name {
+                    Some(name) => write!(self.out, "Host: {}\r\n", name.to_str()),
+                    None => write!(self.out, "Host: {}\r\n", dispatch.upstream.addr),
+                };
                 self.out.extend_from_slice(&req.upstream_head[at..]);
             }
             None => self.out.extend_from_slice(&req.upstream_head),
@@ -501,22 +530,29 @@ impl<S: ClientIo> Connection<S> {
         // its answer is what the client gets, so a byte from the node ends the upload, and
         // so does a node that stops taking it (it may have answered before it closed).
         let has_body = req.framing != BodyFraming::Empty;
-        let (mut from_node, mut to_node) = upstream.split();
-        let mut probe = [0u8; 1];
-        let upload =
-            body::relay(&mut self.stream, &mut self.client_buf, &mut to_node, &mut self.out, &plan);
-        let relayed = tokio::select! {
-            biased;
-            r = upload => Some(r),
-            _ = from_node.peek(&mut probe), if has_body => None,
+        let mut first = [0u8; 1];
+        let relayed = if has_body {
+            let (watch, mut to_node) = upstream.watch_while_writing(&mut first);
+            let (client, out) = (&mut self.client_buf, &mut self.out);
+            let upload = body::relay(&mut self.stream, client, &mut to_node, out, &plan);
+            tokio::select! {
+                biased;
+                r = upload => Ok(r),
+                taken = watch => Err(taken),
+            }
+        } else {
+            // Only the head goes out: nothing to watch (and a TLS stream need not split).
+            let out = &mut self.out;
+            Ok(body::relay(&mut self.stream, &mut self.client_buf, &mut upstream, out, &plan).await)
         };
         let stale_if_silent = matches!(lost, Fault::Stale);
+        let sent =
+            |body_unfinished, first| Sent { upstream, at, stale_if_silent, body_unfinished, first };
         match relayed {
-            Some(Ok(_)) => Ok(Sent { upstream, at, stale_if_silent, body_unfinished: false }),
-            None | Some(Err(BodyError::Sink)) => {
-                Ok(Sent { upstream, at, stale_if_silent, body_unfinished: has_body })
-            }
-            Some(Err(BodyError::Source(e))) => {
+            Ok(Ok(_)) => Ok(sent(false, None)),
+            Ok(Err(BodyError::Sink)) => Ok(sent(has_body, None)),
+            Err(taken) => Ok(sent(has_body, (taken > 0).then_some(first[0]))),
+            Ok(Err(BodyError::Source(e))) => {
                 let rejection = match e {
                     SourceError::Chunk(c) => Some(Rejection::Chunked(c)),
                     SourceError::TooLarge => Some(Rejection::BodyTooLarge),
@@ -529,16 +565,19 @@ impl<S: ClientIo> Connection<S> {
 
     /// Read the node's response head into `out` (rewritten for the client), relaying any
     /// 1xx interim responses first.
-    async fn read_response_head(
+    async fn read_response_head<N: NodeIo>(
         &mut self,
         settings: &Settings,
         req: &Request,
         dispatch: &Dispatch,
-        sent: &mut Sent,
+        sent: &mut Sent<N>,
     ) -> Result<Response, AttemptError> {
         let cfg = &settings.config;
         let t = &cfg.timeouts;
         self.upstream_buf.clear();
+        if let Some(byte) = sent.first {
+            self.upstream_buf.put_back(byte);
+        }
         self.out.clear();
         // The node's time runs from the end of the request: a bodyless one ended as it was
         // dispatched (no clock read needed), a body took as long as it took.
@@ -598,11 +637,11 @@ impl<S: ClientIo> Connection<S> {
 
     /// Stream the response body to the client (the head in `out` goes with its first
     /// bytes), then pool the upstream connection if it can be reused.
-    async fn relay_response(
+    async fn relay_response<N: NodeIo>(
         &mut self,
         settings: &Settings,
         dispatch: &Dispatch,
-        mut sent: Sent,
+        mut sent: Sent<N>,
         response: &Response,
     ) -> Result<Done, AttemptError> {
         let cfg = &settings.config;

@@ -96,10 +96,10 @@ async fn round(
             .nodes(config.max_nodes)
             .into_iter()
             .map(|(spec, f)| NodeConfig {
-                addr: f.addr,
                 name: f.name.clone(),
                 weight: spec.weight,
                 load_report: spec.load_report,
+                ..NodeConfig::new(f.addr)
             })
             .collect();
         (nodes, config.next_wait(d.shortest_ttl()))

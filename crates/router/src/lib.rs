@@ -29,6 +29,9 @@
 //! - `access_log`, `log`: Combined Log Format access log, JSON event lines ([`event`]).
 //! - `tls`: the TLS server configuration from PEM files (certificates by SNI).
 //! - `client_io`: what a client connection runs over (plain TCP or TLS).
+//! - `node_addr`: a node's address as written (`HOST:PORT`, `https://HOST:PORT`).
+//! - `node_io`: what a connection to a node runs over (plain TCP or TLS); `node_tls`, the
+//!   TLS client configuration from the CA file.
 //! - [`error`]: why starting or reloading failed ([`RouterError`]).
 //!
 //! Entry points: [`Router::new`], [`Router::handle`] (reload, stats) and
@@ -57,6 +60,9 @@ mod health;
 mod hot;
 mod log;
 mod monitor;
+mod node_addr;
+mod node_io;
+mod node_tls;
 pub mod overrides;
 mod probe;
 mod stats;
@@ -71,7 +77,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-pub use config::{NodeConfig, RouterConfig, SniCertificate, TlsConfig};
+pub use config::{NodeAddr, NodeConfig, NodeTlsConfig, RouterConfig, SniCertificate, TlsConfig};
 pub use error::RouterError;
 pub use log::event;
 pub use overrides::Overrides;

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use crate::config::{DnsName, NodeConfig, RouterConfig};
+use crate::config::{DnsName, NodeAddr, NodeConfig, RouterConfig};
 use crate::RouterError;
 
 /// Values given on the command line; `None`, empty or false leave the file's value. With
@@ -15,9 +15,15 @@ pub struct Overrides {
     /// Address clients connect to [default: 0.0.0.0:8080].
     #[cfg_attr(feature = "clap", arg(long))]
     pub listen: Option<SocketAddr>,
-    /// A back-end node (repeat for each); replaces the config file's nodes.
+    /// A back-end node, HOST:PORT, or https://HOST:PORT for a node that speaks TLS (its
+    /// certificate checked against --node-ca for HOST) (repeat for each); replaces the
+    /// config file's nodes.
     #[cfg_attr(feature = "clap", arg(long = "node", value_name = "ADDR"))]
-    pub nodes: Vec<SocketAddr>,
+    pub nodes: Vec<NodeAddr>,
+    /// PEM file of the CA certificates that https:// nodes' certificates are checked
+    /// against; re-read on SIGHUP.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub node_ca: Option<String>,
     /// Find nodes through DNS: every A and AAAA record of NAME is a node serving on PORT,
     /// named NAME/ADDRESS (repeat for each name). Merged with --node; replaces the config
     /// file's [[discovery.dns]]. Asked again every --dns-refresh-ms, sooner when the
@@ -123,7 +129,7 @@ impl Overrides {
             c.listen = l;
         }
         if !self.nodes.is_empty() {
-            c.nodes = self.nodes.iter().map(|a| NodeConfig::new(*a)).collect();
+            c.nodes = self.nodes.iter().map(|a| NodeConfig::at(a.clone())).collect();
         }
         set(&mut c.policy.kind, &self.policy);
         set(&mut c.policy.placement, &self.placement);
@@ -152,6 +158,7 @@ impl Overrides {
         set(&mut c.tls.listen, &self.tls_listen);
         set(&mut c.tls.cert, &self.tls_cert);
         set(&mut c.tls.key, &self.tls_key);
+        set(&mut c.node_tls.ca, &self.node_ca);
     }
 }
 

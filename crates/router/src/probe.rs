@@ -1,16 +1,20 @@
 //! A minimal HTTP/1.1 GET for the router's own background requests (health checks, load
-//! reports): one fresh connection, `Connection: close`, a bounded response.
+//! reports): one fresh connection (TLS for a TLS node), `Connection: close`, a bounded
+//! response.
 
-use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http1::BodyFraming;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
 
 use crate::body::{self, BodyPlan};
 use crate::buf::IoBuf;
 use crate::head::{self, ResponseRules};
+use crate::node_io::NodeIo;
+use crate::upstream::Upstream;
 
 /// Largest probe response (head and body) read.
 const MAX_PROBE: usize = 64 * 1024;
@@ -26,25 +30,37 @@ pub(crate) enum ProbeError {
     Malformed,
 }
 
-/// GET `path` from `addr`; the status and body, all within `timeout`.
+/// GET `path` from the node of `upstream` (over TLS with `node_tls` for a TLS node); the
+/// status and body, all within `timeout`.
 pub(crate) async fn get(
-    addr: SocketAddr,
+    upstream: &Upstream,
+    node_tls: Option<&Arc<rustls::ClientConfig>>,
     path: &str,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ProbeError> {
-    tokio::time::timeout(timeout, get_inner(addr, path, timeout))
-        .await
-        .map_err(|_| ProbeError::Timeout)?
+    let got = async {
+        match &upstream.server_name {
+            None => get_over::<TcpStream>(upstream, node_tls, path, timeout).await,
+            Some(_) => get_over::<TlsStream<TcpStream>>(upstream, node_tls, path, timeout).await,
+        }
+    };
+    tokio::time::timeout(timeout, got).await.map_err(|_| ProbeError::Timeout)?
 }
 
-async fn get_inner(
-    addr: SocketAddr,
+async fn get_over<S: NodeIo>(
+    upstream: &Upstream,
+    node_tls: Option<&Arc<rustls::ClientConfig>>,
     path: &str,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ProbeError> {
-    let mut stream = TcpStream::connect(addr).await?;
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nUser-Agent: larder-route\r\n\r\n");
+    let mut stream = S::connect(upstream, node_tls, timeout).await?;
+    let host = match &upstream.server_name {
+        Some(name) => name.to_str().into_owned(),
+        None => upstream.addr.to_string(),
+    };
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nUser-Agent: larder-route\r\n\r\n"
+    );
     stream.write_all(request.as_bytes()).await?;
     let mut buf = IoBuf::new(MAX_PROBE);
     let rules = ResponseRules {

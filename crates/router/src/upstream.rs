@@ -1,47 +1,74 @@
-//! One back-end node's connections: a bounded pool of idle keep-alive connections.
+//! One back-end node's connections: a bounded pool of idle keep-alive connections, plain
+//! TCP or TLS as the node speaks ([`NodeIo`] says how each kind connects and is checked).
 //!
-//! A pooled connection is checked before reuse (a non-blocking read must find nothing:
+//! A pooled connection is checked before reuse (a read that must not wait finds nothing:
 //! no bytes, no end of stream), which catches nearly all connections the node closed
 //! while they sat idle, so a request is rarely written into a dead connection.
 
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
+use tokio_rustls::client::TlsStream;
+
+use crate::config::NodeAddr;
+use crate::node_io::NodeIo;
+
+/// Idle connections of one kind, oldest first.
+pub(crate) type Idle<S> = Mutex<Vec<(S, Instant)>>;
 
 pub(crate) struct Upstream {
     pub addr: SocketAddr,
-    idle: Mutex<Vec<(TcpStream, Instant)>>,
+    /// For a node that speaks TLS: the name its certificate is checked against.
+    pub server_name: Option<ServerName<'static>>,
+    pub(crate) plain: Idle<TcpStream>,
+    pub(crate) tls: Idle<TlsStream<TcpStream>>,
     /// Told when health checks take the node down, so requests waiting on it (a hung
     /// process answers nothing, ever) give up at once instead of at their timeout.
     down: Notify,
 }
 
+fn lock<S>(idle: &Idle<S>) -> MutexGuard<'_, Vec<(S, Instant)>> {
+    idle.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Upstream {
-    pub(crate) fn new(addr: SocketAddr) -> Self {
-        Upstream { addr, idle: Mutex::new(Vec::new()), down: Notify::new() }
+    pub(crate) fn new(at: &NodeAddr) -> Self {
+        Upstream {
+            addr: at.addr,
+            // Checked when the address was read (`NodeAddr`).
+            server_name: at.server_name.clone().and_then(|n| ServerName::try_from(n).ok()),
+            plain: Mutex::new(Vec::new()),
+            tls: Mutex::new(Vec::new()),
+            down: Notify::new(),
+        }
+    }
+
+    /// True when this upstream is for the node at `at` (same address, same way of speaking).
+    pub(crate) fn is_for(&self, at: &NodeAddr) -> bool {
+        let name = at.server_name.clone().and_then(|n| ServerName::try_from(n).ok());
+        self.addr == at.addr && self.server_name == name
     }
 
     /// A live idle connection not older than `max_idle` at `now`, if the pool has one.
-    pub(crate) fn take(&self, max_idle: Duration, now: Instant) -> Option<TcpStream> {
+    pub(crate) fn take<S: NodeIo>(&self, max_idle: Duration, now: Instant) -> Option<S> {
         loop {
-            let (stream, since) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
+            let (mut stream, since) = lock(S::idle(self)).pop()?;
             if now.saturating_duration_since(since) > max_idle {
                 continue;
             }
-            let mut probe = [0u8; 1];
-            match stream.try_read(&mut probe) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Some(stream),
-                _ => continue, // closed, failed or sent unsolicited bytes
+            if stream.idle_and_open() {
+                return Some(stream);
             }
         }
     }
 
     /// Return a connection whose last exchange completed cleanly (about `now`).
-    pub(crate) fn put(&self, stream: TcpStream, max_idle_conns: usize, now: Instant) {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+    pub(crate) fn put<S: NodeIo>(&self, stream: S, max_idle_conns: usize, now: Instant) {
+        let mut idle = lock(S::idle(self));
         if idle.len() < max_idle_conns {
             idle.push((stream, now));
         }
@@ -49,7 +76,8 @@ impl Upstream {
 
     /// Close every idle connection (the node went down or left).
     pub(crate) fn clear(&self) {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        lock(&self.plain).clear();
+        lock(&self.tls).clear();
     }
 
     /// The node was taken down: close its idle connections and wake every request
@@ -65,11 +93,11 @@ impl Upstream {
     }
 
     pub(crate) fn idle_count(&self) -> usize {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).len()
+        lock(&self.plain).len() + lock(&self.tls).len()
     }
 
-    /// A fresh connection, within `timeout`.
-    pub(crate) async fn connect(&self, timeout: Duration) -> std::io::Result<TcpStream> {
+    /// A fresh TCP connection, within `timeout`.
+    pub(crate) async fn connect_tcp(&self, timeout: Duration) -> std::io::Result<TcpStream> {
         let stream = tokio::time::timeout(timeout, TcpStream::connect(self.addr)).await.map_err(
             |_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"),
         )??;

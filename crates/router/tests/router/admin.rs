@@ -1,22 +1,9 @@
 //! The admin API, reload, drain, health checks and the load monitor.
 
-use std::time::Duration;
-
 use crate::support::{
-    admin_get, admin_json, config, Backend, BackendOptions, Client, RunningRouter, LIMIT,
+    admin_get, admin_json, config, stats_until, Backend, BackendOptions, Client, RunningRouter,
+    LIMIT,
 };
-
-/// Poll `/stats` until `check` holds; bounded by [`LIMIT`].
-async fn stats_until(router: &RunningRouter, check: impl Fn(&serde_json::Value) -> bool) -> bool {
-    let started = tokio::time::Instant::now();
-    while started.elapsed() < LIMIT {
-        if check(&admin_json(router.admin, "/stats").await) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stats_metrics_and_targets() {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use http1::{BodyFraming, ChunkEvent, ChunkedDecoder};
 use router::{NodeConfig, Router, RouterConfig, RouterHandle};
 pub use testkit::Response;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::task::JoinSet;
@@ -58,6 +58,8 @@ pub struct BackendOptions {
     pub gated: bool,
     /// Serve `/.larder/load` with this CPU percentage.
     pub cpu_pct: Option<f64>,
+    /// Speak TLS, with this server configuration.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Backend {
@@ -97,7 +99,19 @@ impl Backend {
                         *s.connections.lock().unwrap() += 1;
                         let (s, g, n, a) = (s.clone(), g.clone(), n.clone(), arrived_tx.clone());
                         let cpu = options.cpu_pct;
-                        conns.spawn(serve_backend_conn(stream, s, g, n, a, cpu));
+                        match options.tls.clone() {
+                            None => {
+                                conns.spawn(serve_backend_conn(stream, s, g, n, a, cpu));
+                            }
+                            Some(tls) => {
+                                conns.spawn(async move {
+                                    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+                                    if let Ok(stream) = acceptor.accept(stream).await {
+                                        serve_backend_conn(stream, s, g, n, a, cpu).await;
+                                    }
+                                });
+                            }
+                        }
                     }
                     _ = &mut killed => {
                         conns.abort_all();
@@ -149,8 +163,8 @@ impl Backend {
     }
 }
 
-async fn serve_backend_conn(
-    mut stream: TcpStream,
+async fn serve_backend_conn<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
     shared: Arc<Shared>,
     gate: Option<Arc<Semaphore>>,
     name: String,
@@ -186,8 +200,8 @@ async fn serve_backend_conn(
     }
 }
 
-async fn respond(
-    stream: &mut TcpStream,
+async fn respond<S: AsyncWrite + Unpin>(
+    stream: &mut S,
     status: u16,
     name: &str,
     body: &[u8],
@@ -205,7 +219,7 @@ async fn respond(
 }
 
 /// Read one complete request (head and body); `None` at a clean or unclean end.
-async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Seen> {
+async fn read_request<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut Vec<u8>) -> Option<Seen> {
     let limits = http1::Limits::default();
     let (head, len) = loop {
         if let Ok(Some(parsed)) = http1::parse_head(buf, &limits) {
@@ -257,7 +271,7 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Seen>
     })
 }
 
-async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
+async fn fill<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut Vec<u8>) -> bool {
     let mut chunk = [0u8; 16 * 1024];
     match stream.read(&mut chunk).await {
         Ok(0) | Err(_) => false,
@@ -454,6 +468,21 @@ impl Client {
 pub async fn admin_json(admin: SocketAddr, path: &str) -> serde_json::Value {
     let reply = admin_get(admin, path).await;
     serde_json::from_slice(&reply.body).unwrap()
+}
+
+/// Poll `/stats` until `check` holds; bounded by [`LIMIT`].
+pub async fn stats_until(
+    router: &RunningRouter,
+    check: impl Fn(&serde_json::Value) -> bool,
+) -> bool {
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < LIMIT {
+        if check(&admin_json(router.admin, "/stats").await) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
 }
 
 pub async fn admin_get(admin: SocketAddr, path: &str) -> Response {

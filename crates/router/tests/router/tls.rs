@@ -16,11 +16,11 @@ use tokio_rustls::client::TlsStream;
 
 use crate::support::{config, Backend, RunningRouter, LIMIT};
 
-fn tls_file(name: &str) -> PathBuf {
+pub fn tls_file(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tls").join(name)
 }
 
-fn text(path: &Path) -> String {
+pub fn text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
