@@ -28,6 +28,9 @@ pub enum Script {
     /// contains this text arrives: from then on, answer nothing on any connection (a
     /// process stopped with a request in hand; its health checks start failing).
     HangFrom(&'static str),
+    /// Answer with these bytes in this many pieces, a short pause before each (a node
+    /// slowed down, by a full disk queue say, but still answering).
+    Trickle(Vec<u8>, usize),
 }
 
 pub struct FakeNode {
@@ -97,6 +100,14 @@ async fn play(mut stream: TcpStream, script: Script, seen: Arc<Mutex<Vec<Vec<u8>
             let _ = stream.write_all(&bytes).await;
         }
         Script::HangFrom(_) => unreachable!("served by answer_until_hung"),
+        Script::Trickle(bytes, pieces) => {
+            for piece in bytes.chunks(bytes.len().div_ceil(pieces.max(1)).max(1)) {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                if stream.write_all(piece).await.is_err() {
+                    return;
+                }
+            }
+        }
         Script::Hang => loop {
             match stream.read(&mut chunk).await {
                 Ok(0) | Err(_) => return,

@@ -10,6 +10,7 @@ mod dns_server;
 mod early_response;
 mod failover;
 mod fake;
+mod faults;
 mod lenient;
 mod node_tls;
 mod one_placement;
