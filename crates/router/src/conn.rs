@@ -29,7 +29,7 @@ use crate::config::ms;
 use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
-use crate::node_io::NodeIo;
+use crate::upstream::Pooled;
 
 /// Output capacity a connection keeps between requests: room for a response head.
 const OUT_KEPT: usize = 1024;
@@ -444,7 +444,7 @@ impl<S: ClientIo> Connection<S> {
 
     /// The attempts at the picked node over connections of kind `N`: one, and one more on
     /// a fresh connection when a pooled one turned out closed.
-    async fn attempts<N: NodeIo>(
+    async fn attempts<N: Pooled>(
         &mut self,
         settings: &Settings,
         req: &Request,
@@ -460,7 +460,7 @@ impl<S: ClientIo> Connection<S> {
 
     /// One attempt at the picked node: send the request, read the response head, relay
     /// the response. `fresh` skips the pool; `start` is when the request was dispatched.
-    async fn attempt<N: NodeIo>(
+    async fn attempt<N: Pooled>(
         &mut self,
         settings: &Settings,
         req: &Request,
@@ -475,7 +475,7 @@ impl<S: ClientIo> Connection<S> {
 
     /// Take a pooled connection (or connect) and send the request head, then its body as
     /// it comes from the client.
-    async fn send_request<N: NodeIo>(
+    async fn send_request<N: Pooled>(
         &mut self,
         settings: &Settings,
         req: &Request,
@@ -491,7 +491,7 @@ impl<S: ClientIo> Connection<S> {
             Some(s) => (s, start),
             None => {
                 let node_tls = settings.node_tls.as_ref();
-                let s = N::connect(&dispatch.upstream, node_tls, ms(t.upstream_connect_ms))
+                let s = N::connect(dispatch.upstream.at(), node_tls, ms(t.upstream_connect_ms))
                     .await
                     .map_err(|_| AttemptError::before(Fault::Connect))?;
                 (s, Instant::now())
@@ -565,7 +565,7 @@ impl<S: ClientIo> Connection<S> {
 
     /// Read the node's response head into `out` (rewritten for the client), relaying any
     /// 1xx interim responses first.
-    async fn read_response_head<N: NodeIo>(
+    async fn read_response_head<N: Pooled>(
         &mut self,
         settings: &Settings,
         req: &Request,
@@ -637,7 +637,7 @@ impl<S: ClientIo> Connection<S> {
 
     /// Stream the response body to the client (the head in `out` goes with its first
     /// bytes), then pool the upstream connection if it can be reused.
-    async fn relay_response<N: NodeIo>(
+    async fn relay_response<N: Pooled>(
         &mut self,
         settings: &Settings,
         dispatch: &Dispatch,

@@ -5,30 +5,36 @@
 
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
 use crate::log::event;
-use crate::upstream::{Idle, Upstream};
+
+/// Where a node is: its address, and for a TLS node the name its certificate is checked
+/// against.
+#[derive(Clone, Copy)]
+pub(crate) struct NodeAt<'a> {
+    pub addr: SocketAddr,
+    pub server_name: Option<&'a ServerName<'static>>,
+}
 
 pub(crate) trait NodeIo: AsyncRead + AsyncWrite + Unpin + Send + Sized + 'static {
-    /// `upstream`'s idle connections of this kind.
-    fn idle(upstream: &Upstream) -> &Idle<Self>;
-
     /// True when the connection is still open and nothing waits unread on it (fit to
     /// take a request); a connection that fails this is dropped.
     fn idle_and_open(&mut self) -> bool;
 
-    /// A fresh connection to `upstream`, the TLS handshake (with `tls`) included, within
-    /// `timeout`.
+    /// A fresh connection to the node `at`, the TLS handshake (with `tls`) included,
+    /// within `timeout`.
     fn connect(
-        upstream: &Upstream,
+        at: NodeAt<'_>,
         tls: Option<&Arc<rustls::ClientConfig>>,
         timeout: Duration,
     ) -> impl Future<Output = io::Result<Self>> + Send;
@@ -42,11 +48,16 @@ pub(crate) trait NodeIo: AsyncRead + AsyncWrite + Unpin + Send + Sized + 'static
     ) -> (impl Future<Output = usize> + Send + 'a, impl AsyncWrite + Unpin + Send + 'a);
 }
 
-impl NodeIo for TcpStream {
-    fn idle(upstream: &Upstream) -> &Idle<Self> {
-        &upstream.plain
-    }
+/// A fresh TCP connection to `addr`, within `timeout`.
+async fn connect_tcp(addr: SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+    let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+        .await
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
 
+impl NodeIo for TcpStream {
     fn idle_and_open(&mut self) -> bool {
         let mut probe = [0u8; 1];
         // Anything but "would block" is a closed, failed or chattering connection.
@@ -54,11 +65,11 @@ impl NodeIo for TcpStream {
     }
 
     async fn connect(
-        upstream: &Upstream,
+        at: NodeAt<'_>,
         _tls: Option<&Arc<rustls::ClientConfig>>,
         timeout: Duration,
     ) -> io::Result<Self> {
-        upstream.connect_tcp(timeout).await
+        connect_tcp(at.addr, timeout).await
     }
 
     fn watch_while_writing<'a>(
@@ -77,10 +88,6 @@ impl NodeIo for TcpStream {
 }
 
 impl NodeIo for TlsStream<TcpStream> {
-    fn idle(upstream: &Upstream) -> &Idle<Self> {
-        &upstream.tls
-    }
-
     fn idle_and_open(&mut self) -> bool {
         // One read that must not wait: records that carry no data (a session ticket) are
         // taken in; data, an end (close_notify, FIN) or an error mean the connection is
@@ -92,15 +99,15 @@ impl NodeIo for TlsStream<TcpStream> {
     }
 
     async fn connect(
-        upstream: &Upstream,
+        at: NodeAt<'_>,
         tls: Option<&Arc<rustls::ClientConfig>>,
         timeout: Duration,
     ) -> io::Result<Self> {
         let started = Instant::now();
-        let (Some(config), Some(name)) = (tls, upstream.server_name.clone()) else {
+        let (Some(config), Some(name)) = (tls, at.server_name.cloned()) else {
             return Err(io::Error::other("no TLS configuration for this node"));
         };
-        let tcp = upstream.connect_tcp(timeout).await?;
+        let tcp = connect_tcp(at.addr, timeout).await?;
         let left = timeout.saturating_sub(started.elapsed());
         let connector = tokio_rustls::TlsConnector::from(config.clone());
         let handshake = tokio::time::timeout(left, connector.connect(name.clone(), tcp)).await;
@@ -111,7 +118,7 @@ impl NodeIo for TlsStream<TcpStream> {
         };
         // The reason (an unknown issuer, a name the certificate is not valid for) is what
         // an operator needs; the request itself only gets a 502.
-        let node = format!("https://{} ({})", upstream.addr, name.to_str());
+        let node = format!("https://{} ({})", at.addr, name.to_str());
         event("warn", "TLS handshake with node failed", &[("node", &node), ("error", &error)]);
         Err(error)
     }

@@ -53,7 +53,7 @@ async fn get_over<S: NodeIo>(
     path: &str,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ProbeError> {
-    let mut stream = S::connect(upstream, node_tls, timeout).await?;
+    let mut stream = S::connect(upstream.at(), node_tls, timeout).await?;
     let host = match &upstream.server_name {
         Some(name) => name.to_str().into_owned(),
         None => upstream.addr.to_string(),

@@ -15,17 +15,35 @@ use tokio::sync::Notify;
 use tokio_rustls::client::TlsStream;
 
 use crate::config::NodeAddr;
-use crate::node_io::NodeIo;
+use crate::node_io::{NodeAt, NodeIo};
 
 /// Idle connections of one kind, oldest first.
-pub(crate) type Idle<S> = Mutex<Vec<(S, Instant)>>;
+type Idle<S> = Mutex<Vec<(S, Instant)>>;
+
+/// A kind of node connection an [`Upstream`] pools.
+pub(crate) trait Pooled: NodeIo {
+    /// `upstream`'s idle connections of this kind.
+    fn idle(upstream: &Upstream) -> &Idle<Self>;
+}
+
+impl Pooled for TcpStream {
+    fn idle(upstream: &Upstream) -> &Idle<Self> {
+        &upstream.plain
+    }
+}
+
+impl Pooled for TlsStream<TcpStream> {
+    fn idle(upstream: &Upstream) -> &Idle<Self> {
+        &upstream.tls
+    }
+}
 
 pub(crate) struct Upstream {
     pub addr: SocketAddr,
     /// For a node that speaks TLS: the name its certificate is checked against.
     pub server_name: Option<ServerName<'static>>,
-    pub(crate) plain: Idle<TcpStream>,
-    pub(crate) tls: Idle<TlsStream<TcpStream>>,
+    plain: Idle<TcpStream>,
+    tls: Idle<TlsStream<TcpStream>>,
     /// Told when health checks take the node down, so requests waiting on it (a hung
     /// process answers nothing, ever) give up at once instead of at their timeout.
     down: Notify,
@@ -54,7 +72,7 @@ impl Upstream {
     }
 
     /// A live idle connection not older than `max_idle` at `now`, if the pool has one.
-    pub(crate) fn take<S: NodeIo>(&self, max_idle: Duration, now: Instant) -> Option<S> {
+    pub(crate) fn take<S: Pooled>(&self, max_idle: Duration, now: Instant) -> Option<S> {
         loop {
             let (mut stream, since) = lock(S::idle(self)).pop()?;
             if now.saturating_duration_since(since) > max_idle {
@@ -67,7 +85,7 @@ impl Upstream {
     }
 
     /// Return a connection whose last exchange completed cleanly (about `now`).
-    pub(crate) fn put<S: NodeIo>(&self, stream: S, max_idle_conns: usize, now: Instant) {
+    pub(crate) fn put<S: Pooled>(&self, stream: S, max_idle_conns: usize, now: Instant) {
         let mut idle = lock(S::idle(self));
         if idle.len() < max_idle_conns {
             idle.push((stream, now));
@@ -96,12 +114,8 @@ impl Upstream {
         lock(&self.plain).len() + lock(&self.tls).len()
     }
 
-    /// A fresh TCP connection, within `timeout`.
-    pub(crate) async fn connect_tcp(&self, timeout: Duration) -> std::io::Result<TcpStream> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(self.addr)).await.map_err(
-            |_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"),
-        )??;
-        stream.set_nodelay(true)?;
-        Ok(stream)
+    /// Where the node is, for [`NodeIo::connect`].
+    pub(crate) fn at(&self) -> NodeAt<'_> {
+        NodeAt { addr: self.addr, server_name: self.server_name.as_ref() }
     }
 }
