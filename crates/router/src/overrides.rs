@@ -198,6 +198,21 @@ mod tests {
     }
 
     #[test]
+    fn https_nodes_and_their_ca_come_from_flags() {
+        let flags = Overrides {
+            nodes: vec!["https://127.0.0.1:8443".parse().unwrap(), "127.0.0.1:80".parse().unwrap()],
+            node_ca: Some("ca.pem".to_string()),
+            ..Overrides::default()
+        };
+        let c = flags.config(None).unwrap();
+        assert_eq!(c.node_tls.ca, "ca.pem");
+        let names: Vec<_> = c.nodes.iter().map(|n| n.server_name.as_deref()).collect();
+        assert_eq!(names, [Some("127.0.0.1"), None]);
+        let without_ca = Overrides { node_ca: None, ..flags };
+        assert!(without_ca.config(None).unwrap_err().to_string().contains("--node-ca"));
+    }
+
+    #[test]
     fn dns_flags_replace_the_files_names_and_keep_its_nodes() {
         let mut c = RouterConfig::default();
         c.nodes.push(NodeConfig::new("127.0.0.1:1".parse().unwrap()));
