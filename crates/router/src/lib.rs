@@ -59,6 +59,7 @@ mod log;
 mod monitor;
 pub mod overrides;
 mod probe;
+mod splice;
 mod stats;
 mod tls;
 mod upstream;
