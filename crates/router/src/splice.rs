@@ -82,7 +82,7 @@ mod imp {
     use tokio::io::Interest;
     use tokio::net::TcpStream;
 
-    use super::Stop;
+    use crate::splice::Stop;
 
     /// Most bytes asked of one splice: a default pipe's capacity (the kernel moves what
     /// fits and says how much).
@@ -144,7 +144,7 @@ mod imp {
         while left > 0 || held > 0 {
             if held == 0 {
                 #[cfg(test)]
-                if super::tests::refuse_at(len - left) {
+                if crate::splice::tests::refuse_at(len - left) {
                     give_pipe(pipe);
                     return Err(Stop::Refused { moved: len - left });
                 }
@@ -238,7 +238,7 @@ mod imp {
 
     use tokio::net::TcpStream;
 
-    use super::Stop;
+    use crate::splice::Stop;
 
     pub(super) fn set_spare_limit(_: usize) {}
 
