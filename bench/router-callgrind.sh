@@ -2,7 +2,7 @@
 # Instructions per request in larder route, counted by callgrind: a figure that does not
 # depend on what else the machine is doing, so two builds can be compared exactly.
 #
-# A larder node serves a 1 KB file; larder route (one thread, policy hash) runs under
+# A larder node serves a file of SIZE_KB (1) KB; larder route (one thread, policy hash) runs under
 # `valgrind --tool=callgrind` in front of it; wrk sends keep-alive requests for DURATION
 # seconds; the router's instructions (start-up included, which REQUESTS makes small) are
 # divided by the requests wrk completed.
@@ -10,12 +10,18 @@
 # Settings (environment): LARDER (release binary; built if unset), LARDER_BASELINE
 # (another larder binary, measured the same way right after, with the ratio printed),
 # DURATION seconds (10), CONNECTIONS (10), KEEP (a directory to keep the callgrind outputs
-# in, for callgrind_annotate). Installs valgrind and wrk with apt-get when
+# in, for callgrind_annotate), SIZE_KB (1), ROUTE_ARGS and BASELINE_ARGS (more `larder
+# route` flags for LARDER and for LARDER_BASELINE, e.g. --splice-min-bytes 0: the same
+# binary twice then compares two settings). Instructions are user space only: what a
+# splice saves in the kernel does not show here, what it saves in the router does. Installs valgrind and wrk with apt-get when
 # missing. Touches only loopback.
 set -euo pipefail
 
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-10}
+SIZE_KB=${SIZE_KB:-1}
+ROUTE_ARGS=${ROUTE_ARGS:-}
+BASELINE_ARGS=${BASELINE_ARGS:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 . "$ROOT/bench/lib.sh"
@@ -32,19 +38,19 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$WORK/www"
-head -c 1024 /dev/urandom >"$WORK/www/1.bin"
+head -c $((SIZE_KB * 1024)) /dev/urandom >"$WORK/www/1.bin"
 NPORT=$(free_port)
 "$LARDER" node --docroot "$WORK/www" --listen "127.0.0.1:$NPORT" 2>"$WORK/node.log" &
 PIDS+=("$!")
 wait_port "$NPORT"
 
-# instructions_per_request BINARY NAME: prints "NAME: I instructions per request (R requests)".
+# instructions_per_request BINARY NAME FLAGS: prints "NAME: I instructions per request (R requests)".
 instructions_per_request() {
     local port out requests pid total
     port=$(free_port)
     valgrind --tool=callgrind --callgrind-out-file="$WORK/$2.out" \
         "$1" route --listen "127.0.0.1:$port" --node "127.0.0.1:$NPORT" --policy hash \
-        --threads 1 --admin "" 2>"$WORK/$2.log" &
+        --threads 1 --admin "" $3 2>"$WORK/$2.log" &
     pid=$!
     PIDS+=("$pid")
     for _ in $(seq 1 300); do
@@ -60,10 +66,10 @@ instructions_per_request() {
         "$2" "$total" "$requests"
 }
 
-A=$(instructions_per_request "$LARDER" larder)
+A=$(instructions_per_request "$LARDER" larder "$ROUTE_ARGS")
 echo "$A"
 if [ -n "${LARDER_BASELINE:-}" ]; then
-    B=$(instructions_per_request "$LARDER_BASELINE" baseline)
+    B=$(instructions_per_request "$LARDER_BASELINE" baseline "$BASELINE_ARGS")
     echo "$B"
     python3 -c 'import sys; a = float(sys.argv[1].split()[1]); b = float(sys.argv[2].split()[1]); print(f"larder/baseline instructions per request: {a / b:.3f}")' "$A" "$B"
 fi

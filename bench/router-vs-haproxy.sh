@@ -1,35 +1,48 @@
 #!/usr/bin/env bash
-# larder route against HAProxy, both on one thread, in front of the same back-end (nginx,
-# one worker, serving files from a temporary docroot), all on free loopback ports.
+# larder route against HAProxy, with the same thread count, in front of the same back-end
+# (nginx, one worker, serving files from a temporary docroot), all on free loopback ports.
 #
-# 1. Throughput: wrk over keep-alive connections for a 1 KB file, larder route (A) and
-#    HAProxy (B, `balance uri`, `hash-type consistent`, `nbthread 1`) alternating A B A B,
-#    PAIRS times; prints each run's requests per second and p99 latency, then the median
-#    ratio of requests per second (larder / HAProxy), of p99 latency, and of the CPU time
-#    each proxy spent per request (from /proc; the steadiest figure on a busy machine).
+# 1. Throughput: for each thread count in THREADS (larder `--threads N`, HAProxy
+#    `nbthread N`) and each size in SIZES (KB), wrk over keep-alive connections, larder
+#    route (A, policy POLICY) and HAProxy (B, `balance uri`, `hash-type consistent`)
+#    alternating A B A B, PAIRS times; prints each run's requests per second, p99
+#    latency, the CPU time the proxy spent per request and how often it went to sleep per
+#    request (voluntary context switches, all its threads, from /proc), then per size the
+#    median ratios larder / HAProxy.
 # 2. Overhead, as HACC's Figure 3 measured it: the latency of single requests (a fresh
 #    connection each, from a small Python client) for sizes from 512 B to 2 MB, sent
 #    directly to nginx, through larder route and through HAProxy, interleaved; prints the
 #    median and minimum latency per size and the least-squares fits latency = a·KB + b
-#    for each path (per-KB and fixed cost) on both.
+#    for each path (per-KB and fixed cost) on both, and the per-KB ratio larder/HAProxy.
 # 3. Bounded memory: the router's peak RSS before and after relaying one 1 GiB response.
 #
-# Settings (environment): PAIRS (3), CONNECTIONS (50), DURATION seconds (8), WRK_THREADS
-# (1), SAMPLES per size (40), LARDER (path to a release binary; built if unset),
-# THROUGHPUT_ONLY (0; 1 runs part 1 alone, for quick comparisons), LARDER_BASELINE (path to
-# another larder binary, e.g. a build of an earlier commit: part 1 then runs it too, in
-# every pair beside the two others, and prints the median ratios larder/baseline, so a
-# change is judged against its parent in one run on one machine). Installs
-# haproxy, nginx and wrk with apt-get when missing. Touches only loopback. The machine
-# may be shared with other work: figures are noisy, which is why runs alternate and
-# medians are reported.
+# Settings (environment): PAIRS (5), CONNECTIONS (50), DURATION seconds (5), WRK_THREADS
+# (1), SIZES ("1 16 256 2048"), THREADS ("1 2"), POLICY (lard), SAMPLES per size (40),
+# QUICK (1: PAIRS 5, DURATION 2, SAMPLES 10, for iterating), LARDER (path to a release
+# binary; built if unset), ROUTE_ARGS (more `larder route` flags, e.g. a splice
+# threshold), THROUGHPUT_ONLY (0; 1 runs part 1 alone), LARDER_BASELINE (path to another
+# larder binary, e.g. a build of an earlier commit: part 1 then runs it too, in every pair
+# beside the two others, and prints the median ratios larder/baseline, so a change is
+# judged against its parent in one run on one machine). Installs haproxy, nginx and wrk
+# with apt-get when missing. Touches only loopback. The machine may be shared with other
+# work: figures are noisy, which is why runs alternate, medians are reported and each
+# pair prints the load average.
 set -euo pipefail
 
-PAIRS=${PAIRS:-3}
+if [ "${QUICK:-0}" = 1 ]; then
+    PAIRS=${PAIRS:-5}
+    DURATION=${DURATION:-2}
+    SAMPLES=${SAMPLES:-10}
+fi
+PAIRS=${PAIRS:-5}
 CONNECTIONS=${CONNECTIONS:-50}
-DURATION=${DURATION:-8}
+DURATION=${DURATION:-5}
 WRK_THREADS=${WRK_THREADS:-1}
 SAMPLES=${SAMPLES:-40}
+SIZES=${SIZES:-"1 16 256 2048"}
+THREADS=${THREADS:-"1 2"}
+POLICY=${POLICY:-lard}
+ROUTE_ARGS=${ROUTE_ARGS:-}
 THROUGHPUT_ONLY=${THROUGHPUT_ONLY:-0}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -82,27 +95,28 @@ CONF
 "$NGINX" -c "$WORK/nginx.conf"
 wait_port "$NPORT"
 
-RPORT=$(free_port)
-"$LARDER" route --listen "127.0.0.1:$RPORT" --node "127.0.0.1:$NPORT" --policy hash \
-    --threads 1 --admin "" 2>"$WORK/route.log" &
-ROUTE_PID=$!
-PIDS+=("$ROUTE_PID")
-wait_port "$RPORT"
-
-if [ -n "${LARDER_BASELINE:-}" ]; then
-    BPORT=$(free_port)
-    "$LARDER_BASELINE" route --listen "127.0.0.1:$BPORT" --node "127.0.0.1:$NPORT" \
-        --policy hash --threads 1 --admin "" 2>"$WORK/baseline-route.log" &
-    BASE_PID=$!
-    PIDS+=("$BASE_PID")
-    wait_port "$BPORT"
-    echo "baseline larder route :$BPORT ($LARDER_BASELINE)"
-fi
-
-HPORT=$(free_port)
-cat >"$WORK/haproxy.cfg" <<CONF
+# start_proxies N: larder route (and the baseline, if any) with N threads and HAProxy
+# with nbthread N, on fresh ports; sets RPORT/ROUTE_PID, HPORT/HAPROXY_PID, BPORT/BASE_PID.
+start_proxies() {
+    RPORT=$(free_port)
+    # shellcheck disable=SC2086
+    "$LARDER" route --listen "127.0.0.1:$RPORT" --node "127.0.0.1:$NPORT" --policy "$POLICY" \
+        --threads "$1" --admin "" $ROUTE_ARGS 2>"$WORK/route.log" &
+    ROUTE_PID=$!
+    PIDS+=("$ROUTE_PID")
+    wait_port "$RPORT"
+    if [ -n "${LARDER_BASELINE:-}" ]; then
+        BPORT=$(free_port)
+        "$LARDER_BASELINE" route --listen "127.0.0.1:$BPORT" --node "127.0.0.1:$NPORT" \
+            --policy "$POLICY" --threads "$1" --admin "" 2>"$WORK/baseline-route.log" &
+        BASE_PID=$!
+        PIDS+=("$BASE_PID")
+        wait_port "$BPORT"
+    fi
+    HPORT=$(free_port)
+    cat >"$WORK/haproxy.cfg" <<CONF
 global
-    nbthread 1
+    nbthread $1
     maxconn 4096
 defaults
     mode http
@@ -118,25 +132,36 @@ backend nodes
     hash-type consistent
     server n1 127.0.0.1:$NPORT
 CONF
-"$HAPROXY" -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
-HAPROXY_PID=$!
-PIDS+=("$HAPROXY_PID")
-wait_port "$HPORT"
+    "$HAPROXY" -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
+    HAPROXY_PID=$!
+    PIDS+=("$HAPROXY_PID")
+    wait_port "$HPORT"
+}
 
-echo "machine: $(nproc) cores; back-end nginx 127.0.0.1:$NPORT; larder route :$RPORT; haproxy :$HPORT ($("$HAPROXY" -v | head -1))"
-echo "wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s --latency, 1 KB file, keep-alive"
+stop_proxies() {
+    local p
+    for p in "$ROUTE_PID" "$HAPROXY_PID" ${BASE_PID:-}; do
+        kill -TERM "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+}
 
-# CPU seconds (user + system) a process has used so far.
+echo "machine: $(nproc) cores; back-end nginx 127.0.0.1:$NPORT; $("$HAPROXY" -v | head -1)"
+echo "larder route --policy $POLICY $ROUTE_ARGS${LARDER_BASELINE:+; baseline $LARDER_BASELINE}"
+echo "wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s --latency, keep-alive; $PAIRS pairs per size"
+
+# CPU seconds (user + system) a process has used so far, all its threads.
 cpu_seconds() {
     awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"
 }
 
-# Times a process has gone to sleep (voluntary context switches) so far.
+# Times a process has gone to sleep (voluntary context switches) so far, summed over its
+# threads (the process's own status counts only its first thread).
 sleeps() {
-    awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$1/status"
+    cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ {n += $2} END {print n}'
 }
 
-# One wrk run against port $1 whose proxy is process $2: prints
+# One wrk run for FILE against port $1 whose proxy is process $2: prints
 # "req_per_s p99_ms cpu_us_per_request sleeps_per_request". CPU per request is what the
 # proxy itself spent, which the other work on a shared machine disturbs far less than
 # throughput; sleeps per request say how often it ran out of work and waited.
@@ -144,7 +169,7 @@ run_wrk() {
     local out rps p99 requests cpu0 cpu1 cs0 cs1
     cpu0=$(cpu_seconds "$2")
     cs0=$(sleeps "$2")
-    out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$1/1.bin")
+    out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$1/$FILE")
     cpu1=$(cpu_seconds "$2")
     cs1=$(sleeps "$2")
     if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
@@ -166,53 +191,61 @@ print(f"{rps:.0f} {float(p99[:-len(unit)]) * scale[unit]:.3f} {cpu_us:.1f} {cs:.
 PY
 }
 
-# Warm both paths (connections, caches) before measuring.
-wrk -t1 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$RPORT/1.bin" >/dev/null
-wrk -t1 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$HPORT/1.bin" >/dev/null
-if [ -n "${LARDER_BASELINE:-}" ]; then
-    wrk -t1 -c"$CONNECTIONS" -d2s "http://127.0.0.1:$BPORT/1.bin" >/dev/null
-fi
+# median_ratios FILE LABEL: the median over pairs of A/B for requests/s, p99, CPU and
+# sleeps per request (rows "a_rps a_p99 a_cpu a_cs b_rps b_p99 b_cpu b_cs").
+median_ratios() {
+    python3 - "$1" "$2" <<'PY'
+import statistics, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+def med(i):
+    return statistics.median(r[i] / r[i + 4] if r[i + 4] else float("inf") for r in rows)
+per_pair = " ".join(f"{r[0] / r[4]:.3f}" for r in rows)
+print(f"  median ratio {sys.argv[2]}: requests/s {med(0):.3f} (pairs: {per_pair}), "
+      f"p99 {med(1):.3f}, CPU/req {med(2):.3f}, sleeps/req "
+      f"{statistics.median(r[3] for r in rows):.3f} vs {statistics.median(r[7] for r in rows):.3f}")
+PY
+}
 
-RESULTS="$WORK/pairs.txt"
-BASELINE_RESULTS="$WORK/baseline-pairs.txt"
-: >"$RESULTS"
-: >"$BASELINE_RESULTS"
-for pair in $(seq 1 "$PAIRS"); do
-    read -r a_rps a_p99 a_cpu a_cs < <(run_wrk "$RPORT" "$ROUTE_PID")
-    read -r b_rps b_p99 b_cpu b_cs < <(run_wrk "$HPORT" "$HAPROXY_PID")
-    printf "pair %d: larder route %6s req/s p99 %8s ms %5s us CPU/req %s sleeps/req | haproxy %6s req/s p99 %8s ms %5s us CPU/req %s sleeps/req (load %s)\n" \
-        "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_cs" "$b_rps" "$b_p99" "$b_cpu" "$b_cs" "$(cut -d' ' -f1 /proc/loadavg)"
-    echo "$a_rps $a_p99 $a_cpu $b_rps $b_p99 $b_cpu" >>"$RESULTS"
-    if [ -n "${LARDER_BASELINE:-}" ]; then
-        read -r c_rps c_p99 c_cpu c_cs < <(run_wrk "$BPORT" "$BASE_PID")
-        printf "pair %d: baseline     %6s req/s p99 %8s ms %5s us CPU/req %s sleeps/req\n" \
-            "$pair" "$c_rps" "$c_p99" "$c_cpu" "$c_cs"
-        echo "$a_rps $a_p99 $a_cpu $c_rps $c_p99 $c_cpu" >>"$BASELINE_RESULTS"
-    fi
+FILE=1.bin
+for threads in $THREADS; do
+    start_proxies "$threads"
+    echo
+    echo "== $threads thread(s): larder route :$RPORT, haproxy nbthread $threads :$HPORT"
+    # Warm every path (connections, caches) before measuring.
+    for port in "$RPORT" "$HPORT" ${BPORT:-}; do
+        wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$port/1.bin" >/dev/null
+    done
+    for kb in $SIZES; do
+        FILE=$kb.bin
+        RESULTS="$WORK/pairs-$threads-$kb.txt"
+        BASELINE_RESULTS="$WORK/baseline-pairs-$threads-$kb.txt"
+        : >"$RESULTS"
+        : >"$BASELINE_RESULTS"
+        for pair in $(seq 1 "$PAIRS"); do
+            read -r a_rps a_p99 a_cpu a_cs < <(run_wrk "$RPORT" "$ROUTE_PID")
+            read -r b_rps b_p99 b_cpu b_cs < <(run_wrk "$HPORT" "$HAPROXY_PID")
+            printf "t%s %5s KB pair %d: larder %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req | haproxy %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (load %s)\n" \
+                "$threads" "$kb" "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_cs" "$b_rps" "$b_p99" "$b_cpu" "$b_cs" "$(cut -d' ' -f1 /proc/loadavg)"
+            echo "$a_rps $a_p99 $a_cpu $a_cs $b_rps $b_p99 $b_cpu $b_cs" >>"$RESULTS"
+            if [ -n "${LARDER_BASELINE:-}" ]; then
+                read -r c_rps c_p99 c_cpu c_cs < <(run_wrk "$BPORT" "$BASE_PID")
+                printf "t%s %5s KB pair %d: baseline %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req\n" \
+                    "$threads" "$kb" "$pair" "$c_rps" "$c_p99" "$c_cpu" "$c_cs"
+                echo "$a_rps $a_p99 $a_cpu $a_cs $c_rps $c_p99 $c_cpu $c_cs" >>"$BASELINE_RESULTS"
+            fi
+        done
+        echo "t$threads $kb KB:"
+        median_ratios "$RESULTS" "larder/haproxy"
+        if [ -n "${LARDER_BASELINE:-}" ]; then
+            median_ratios "$BASELINE_RESULTS" "larder/baseline"
+        fi
+    done
+    stop_proxies
 done
-if [ -n "${LARDER_BASELINE:-}" ]; then
-    python3 - "$BASELINE_RESULTS" <<'PY'
-import statistics, sys
-rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
-ratios = [r[0] / r[3] for r in rows]
-print("larder/baseline requests/s per pair: " + " ".join(f"{x:.3f}" for x in ratios))
-print(f"median ratio larder/baseline: requests/s {statistics.median(ratios):.3f}, "
-      f"p99 latency {statistics.median(r[1] / r[4] for r in rows):.3f}, "
-      f"CPU per request {statistics.median(r[2] / r[5] for r in rows):.3f}")
-PY
-fi
-python3 - "$RESULTS" <<'PY'
-import statistics, sys
-rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
-rps = statistics.median(r[0] / r[3] for r in rows)
-p99 = statistics.median(r[1] / r[4] for r in rows)
-cpu = statistics.median(r[2] / r[5] for r in rows)
-print(f"median ratio larder/haproxy: requests/s {rps:.3f}, p99 latency {p99:.3f}, CPU per request {cpu:.3f}")
-print(f"verdict: throughput {'>=' if rps >= 1.0 else '<'} 1.0x, p99 {'no higher' if p99 <= 1.0 else 'higher'}")
-PY
 if [ "$THROUGHPUT_ONLY" = 1 ]; then
     exit 0
 fi
+start_proxies 1
 
 echo
 echo "single-request latency: a fresh connection per request, the three paths interleaved"
@@ -260,9 +293,12 @@ def fit(ys):
     return a, my - a * mx
 for label, idx in (("medians", 1), ("minimums", 2)):
     print(f"fit on {label}:")
-    for col, name in enumerate(("direct", "larder route", "haproxy")):
-        a, b = fit([r[idx][col] for r in rows])
+    fits = [fit([r[idx][col] for r in rows]) for col in range(3)]
+    for (a, b), name in zip(fits, ("direct", "larder route", "haproxy")):
         print(f"  {name:>13}: latency = {a:.5f} ms/KB * KB + {b:.3f} ms")
+    (da, db), (la, lb), (ha, hb) = fits
+    print(f"  per-KB larder/haproxy {la / ha:.3f}; added over direct: larder {la - da:.5f} "
+          f"ms/KB + {lb - db:.3f} ms, haproxy {ha - da:.5f} ms/KB + {hb - db:.3f} ms")
 PY
 
 echo

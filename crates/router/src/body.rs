@@ -14,6 +14,7 @@ use http1::{BodyFraming, ChunkError, ChunkEvent, ChunkLimits, ChunkedDecoder};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::buf::IoBuf;
+use crate::splice::{self, Spliceable, Stop};
 
 /// Pending output is written once it reaches this size.
 const FLUSH_AT: usize = 16 * 1024;
@@ -45,6 +46,9 @@ pub(crate) struct BodyPlan {
     pub timeout: Duration,
     /// Most body bytes accepted; 0 means no limit.
     pub max_bytes: u64,
+    /// A body of known length with at least this many bytes still to come moves
+    /// socket to socket by splice when both ends are plain TCP; 0 never splices.
+    pub splice_from: u64,
 }
 
 /// Write `out` to `dst` within `timeout` and clear it.
@@ -84,8 +88,8 @@ pub(crate) async fn relay<S, D>(
     plan: &BodyPlan,
 ) -> Result<u64, BodyError>
 where
-    S: AsyncRead + Unpin,
-    D: AsyncWrite + Unpin,
+    S: AsyncRead + Spliceable + Unpin,
+    D: AsyncWrite + Spliceable + Unpin,
 {
     let t = plan.timeout;
     match plan.framing {
@@ -98,6 +102,10 @@ where
                 return Err(BodyError::Source(SourceError::TooLarge));
             }
             let mut left = n;
+            let to_come = n.saturating_sub(buf.len() as u64);
+            if plan.splice_from > 0 && to_come >= plan.splice_from {
+                left = relay_spliced(src, buf, dst, out, n, t).await?;
+            }
             loop {
                 let take = left.min(buf.len() as u64) as usize;
                 if take > 0 {
@@ -132,6 +140,39 @@ where
                 }
             }
         }
+    }
+}
+
+/// The first `n` bytes of a body of length `n`: those already in `buf` go out by copy
+/// (with `out`), the rest socket to socket by splice. Returns how many bytes are left for
+/// the copy path: none, unless the kernel refused to splice (or an end is not plain TCP).
+async fn relay_spliced<S, D>(
+    src: &mut S,
+    buf: &mut IoBuf,
+    dst: &mut D,
+    out: &mut Vec<u8>,
+    n: u64,
+    timeout: Duration,
+) -> Result<u64, BodyError>
+where
+    S: Spliceable,
+    D: AsyncWrite + Spliceable + Unpin,
+{
+    if src.tcp().is_none() || dst.tcp().is_none() {
+        return Ok(n);
+    }
+    let take = n.min(buf.len() as u64) as usize;
+    out.extend_from_slice(&buf.filled()[..take]);
+    buf.consume(take);
+    flush(dst, out, timeout).await?;
+    let rest = n - take as u64;
+    let (Some(from), Some(to)) = (src.tcp(), dst.tcp()) else { return Ok(rest) };
+    match splice::relay(from, to, rest, timeout).await {
+        Ok(()) => Ok(0),
+        Err(Stop::Refused { moved }) => Ok(rest - moved),
+        Err(Stop::SourceClosed) => Err(BodyError::Source(SourceError::Closed)),
+        Err(Stop::SourceTimeout) => Err(BodyError::Source(SourceError::Timeout)),
+        Err(Stop::Sink) => Err(BodyError::Sink),
     }
 }
 
@@ -230,4 +271,69 @@ pub(crate) fn precheck_chunked(bytes: &[u8], limits: ChunkLimits) -> Result<(), 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    use super::*;
+
+    async fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let near = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let (far, _) = listener.accept().await.unwrap();
+        (near, far)
+    }
+
+    /// A Content-Length body spliced, copied, or spliced until the kernel refuses (at the
+    /// start, in the middle) and copied from there: the same bytes arrive, once, with the
+    /// head first, and what follows the body is left for the next message.
+    #[test]
+    fn a_length_body_arrives_exact_whether_spliced_copied_or_refused_midway() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let body: Vec<u8> = (0..200_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        let cases = [(0, None), (1, None), (1, Some(0)), (1, Some(70_000)), (150_000, None)];
+        for (splice_from, refuse) in cases {
+            splice::tests::refuse_from(refuse);
+            rt.block_on(async {
+                let (mut feeder, mut src) = pair().await;
+                let (mut dst, mut reader) = pair().await;
+                let sent = body.clone();
+                let feed = tokio::spawn(async move {
+                    feeder.write_all(&sent).await.unwrap();
+                    feeder.write_all(b"NEXT").await.unwrap();
+                    feeder
+                });
+                let mut buf = IoBuf::new(32 * 1024);
+                buf.fill(&mut src).await.unwrap();
+                let mut out = b"HEAD".to_vec();
+                let plan = BodyPlan {
+                    framing: BodyFraming::Length(body.len() as u64),
+                    chunked_out: false,
+                    chunk_limits: ChunkLimits::default(),
+                    timeout: Duration::from_secs(10),
+                    max_bytes: 0,
+                    splice_from,
+                };
+                let read = tokio::spawn(async move {
+                    let mut got = vec![0u8; 4 + 200_000];
+                    reader.read_exact(&mut got).await.unwrap();
+                    got
+                });
+                let n = relay(&mut src, &mut buf, &mut dst, &mut out, &plan).await.unwrap();
+                assert_eq!(n, body.len() as u64);
+                let got = read.await.unwrap();
+                assert_eq!(&got[..4], b"HEAD");
+                assert!(got[4..] == body[..], "case {splice_from} {refuse:?}: body differs");
+                let _feeder = feed.await.unwrap();
+                while buf.len() < 4 {
+                    buf.fill(&mut src).await.unwrap();
+                }
+                assert_eq!(buf.filled(), b"NEXT", "case {splice_from} {refuse:?}");
+            });
+        }
+        splice::tests::refuse_from(None);
+    }
 }

@@ -1,25 +1,22 @@
 //! What a client connection runs over: plain TCP, or TLS over TCP. The request walk in
-//! `conn` is the same for both; only waiting for an idle client's next request differs.
+//! `conn` is the same for both; only waiting for an idle client's next request, and
+//! splicing bodies, differ.
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
-pub(crate) trait ClientIo: AsyncRead + AsyncWrite + Unpin + Send + 'static {
-    /// The socket itself, when its readiness means the next request has begun: then an
-    /// idle connection waits on it without holding a read buffer. Not under TLS, where
-    /// decrypted bytes may already wait inside the session.
-    fn plain(&self) -> Option<&TcpStream>;
+use crate::splice::Spliceable;
+
+/// [`Spliceable::tcp`] gives the socket itself when its bytes are the client's bytes:
+/// then an idle connection waits on its readiness (the next request has begun) without
+/// holding a read buffer, and bodies may be spliced to and from it. Not under TLS, where
+/// decrypted bytes may already wait inside the session.
+pub(crate) trait ClientIo:
+    AsyncRead + AsyncWrite + Spliceable + Unpin + Send + 'static
+{
 }
 
-impl ClientIo for TcpStream {
-    fn plain(&self) -> Option<&TcpStream> {
-        Some(self)
-    }
-}
+impl ClientIo for TcpStream {}
 
-impl ClientIo for TlsStream<TcpStream> {
-    fn plain(&self) -> Option<&TcpStream> {
-        None
-    }
-}
+impl ClientIo for TlsStream<TcpStream> {}

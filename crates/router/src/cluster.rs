@@ -64,6 +64,7 @@ impl Settings {
         };
         let health = health::Rules::new(&config.health);
         crate::buf::set_spare_limit(config.limits.spare_buffers);
+        crate::splice::set_spare_limit(config.limits.spare_buffers);
         let router_field = config
             .router_header
             .then(|| format!("X-Larder-Router: {}\r\n", config.router_name()).into_bytes().into());

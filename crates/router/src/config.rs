@@ -434,8 +434,14 @@ pub struct Limits {
     /// Relay buffer per direction, taken while a request is in progress.
     pub buffer_bytes: usize,
     /// Relay buffers kept for reuse once given back (process-wide): a busy client's next
-    /// request takes one instead of allocating.
+    /// request takes one instead of allocating. As many splice pipes are kept likewise.
     pub spare_buffers: usize,
+    /// A request or response body of known length with at least this many bytes beyond
+    /// what came with its head moves socket to socket by splice(2) on Linux when both
+    /// ends are plain TCP (chunked, close-delimited and TLS bodies are copied); 0 turns
+    /// splicing off. Below the default, the extra system calls cost more than the copy
+    /// saves.
+    pub splice_min_bytes: u64,
     /// Hot-target table size for `/targets`.
     pub hot_targets: usize,
 }
@@ -454,6 +460,7 @@ impl Default for Limits {
             max_trailer_bytes: 16 * 1024,
             buffer_bytes: 32 * 1024,
             spare_buffers: 64,
+            splice_min_bytes: 64 * 1024,
             hot_targets: 4096,
         }
     }

@@ -250,7 +250,7 @@ impl<S: ClientIo> Connection<S> {
             self.client_timer.as_mut().reset(wait);
             let (buf, stream) = (&mut self.client_buf, &mut self.stream);
             let read = async move {
-                match stream.plain() {
+                match stream.tcp() {
                     Some(socket) if idle => buf.fill_when_readable(socket).await,
                     _ => buf.fill(stream).await,
                 }
@@ -525,6 +525,7 @@ impl<S: ClientIo> Connection<S> {
             chunk_limits: cfg.limits.chunk_limits(),
             timeout: ms(t.body_ms),
             max_bytes: cfg.limits.max_body_bytes,
+            splice_from: cfg.limits.splice_min_bytes,
         };
         // The node may answer before the body is all in (an early 413) and stop reading:
         // its answer is what the client gets, so a byte from the node ends the upload, and
@@ -651,6 +652,7 @@ impl<S: ClientIo> Connection<S> {
             chunk_limits: cfg.limits.chunk_limits(),
             timeout: ms(cfg.timeouts.body_ms),
             max_bytes: 0,
+            splice_from: cfg.limits.splice_min_bytes,
         };
         let relayed = body::relay(
             &mut sent.upstream,

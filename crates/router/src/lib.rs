@@ -65,6 +65,7 @@ mod node_io;
 mod node_tls;
 pub mod overrides;
 mod probe;
+mod splice;
 mod stats;
 mod tls;
 mod upstream;

@@ -17,6 +17,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
 use crate::log::event;
+use crate::splice::Spliceable;
 
 /// Where a node is: its address, and for a TLS node the name its certificate is checked
 /// against.
@@ -26,7 +27,9 @@ pub(crate) struct NodeAt<'a> {
     pub server_name: Option<&'a ServerName<'static>>,
 }
 
-pub(crate) trait NodeIo: AsyncRead + AsyncWrite + Unpin + Send + Sized + 'static {
+pub(crate) trait NodeIo:
+    AsyncRead + AsyncWrite + Spliceable + Unpin + Send + Sized + 'static
+{
     /// True when the connection is still open and nothing waits unread on it (fit to
     /// take a request); a connection that fails this is dropped.
     fn idle_and_open(&mut self) -> bool;
@@ -45,7 +48,7 @@ pub(crate) trait NodeIo: AsyncRead + AsyncWrite + Unpin + Send + Sized + 'static
     fn watch_while_writing<'a>(
         &'a mut self,
         first: &'a mut [u8; 1],
-    ) -> (impl Future<Output = usize> + Send + 'a, impl AsyncWrite + Unpin + Send + 'a);
+    ) -> (impl Future<Output = usize> + Send + 'a, impl AsyncWrite + Spliceable + Unpin + Send + 'a);
 }
 
 /// A fresh TCP connection to `addr`, within `timeout`.
@@ -75,7 +78,8 @@ impl NodeIo for TcpStream {
     fn watch_while_writing<'a>(
         &'a mut self,
         _first: &'a mut [u8; 1],
-    ) -> (impl Future<Output = usize> + Send + 'a, impl AsyncWrite + Unpin + Send + 'a) {
+    ) -> (impl Future<Output = usize> + Send + 'a, impl AsyncWrite + Spliceable + Unpin + Send + 'a)
+    {
         let (mut from_node, to_node) = self.split();
         let watch = async move {
             // A peek: the byte stays for the response reader.
@@ -126,11 +130,26 @@ impl NodeIo for TlsStream<TcpStream> {
     fn watch_while_writing<'a>(
         &'a mut self,
         first: &'a mut [u8; 1],
-    ) -> (impl Future<Output = usize> + Send + 'a, impl AsyncWrite + Unpin + Send + 'a) {
+    ) -> (impl Future<Output = usize> + Send + 'a, impl AsyncWrite + Spliceable + Unpin + Send + 'a)
+    {
         // A TLS session cannot be peeked: the watch reads the first byte of the answer
         // (decrypted), and hands it over.
         let (mut from_node, to_node) = tokio::io::split(self);
         let watch = async move { from_node.read(first).await.unwrap_or(0) };
         (watch, to_node)
+    }
+}
+
+/// A TLS session's bytes are not the socket's: its bodies keep the copy path.
+impl Spliceable for TlsStream<TcpStream> {
+    fn tcp(&self) -> Option<&TcpStream> {
+        None
+    }
+}
+
+/// The writing half of a TLS session split for an upload: copied, like the session.
+impl Spliceable for tokio::io::WriteHalf<&mut TlsStream<TcpStream>> {
+    fn tcp(&self) -> Option<&TcpStream> {
+        None
     }
 }

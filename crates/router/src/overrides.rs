@@ -81,6 +81,11 @@ pub struct Overrides {
     /// [default: 1048576].
     #[cfg_attr(feature = "clap", arg(long))]
     pub max_body_bytes: Option<u64>,
+    /// Bodies of known length with at least this many bytes to come move socket to
+    /// socket by splice(2) on Linux (plain TCP only); 0 copies every body
+    /// [default: 65536].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "BYTES"))]
+    pub splice_min_bytes: Option<u64>,
     /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN http/1.1), with
     /// --tls-cert and --tls-key; more certificates by SNI in the config's [tls] table.
     #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR"))]
@@ -154,6 +159,9 @@ impl Overrides {
         }
         if let Some(m) = self.max_body_bytes {
             c.limits.max_body_bytes = m;
+        }
+        if let Some(m) = self.splice_min_bytes {
+            c.limits.splice_min_bytes = m;
         }
         set(&mut c.tls.listen, &self.tls_listen);
         set(&mut c.tls.cert, &self.tls_cert);

@@ -100,6 +100,7 @@ async fn get_over<S: NodeIo>(
         chunk_limits: http1::ChunkLimits::default(),
         timeout,
         max_bytes: MAX_PROBE as u64,
+        splice_from: 0,
     };
     let mut body = Vec::new();
     let mut sink = BoundedSink(&mut body);
@@ -112,6 +113,12 @@ async fn get_over<S: NodeIo>(
 
 /// Collects a probe body, refusing to grow past [`MAX_PROBE`].
 struct BoundedSink<'a>(&'a mut Vec<u8>);
+
+impl crate::splice::Spliceable for BoundedSink<'_> {
+    fn tcp(&self) -> Option<&tokio::net::TcpStream> {
+        None
+    }
+}
 
 impl tokio::io::AsyncWrite for BoundedSink<'_> {
     fn poll_write(

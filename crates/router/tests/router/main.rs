@@ -17,6 +17,7 @@ mod one_placement;
 mod placement;
 mod slow_headers;
 mod smuggling;
+mod splice;
 mod support;
 mod tls;
 mod under_load;
