@@ -4,7 +4,7 @@
 # installed into a virtual environment under $LARDER_VENV (default
 # ~/.cache/larder/validate-venv) on first use. Strict: unknown fields are errors.
 # Also checks that the router configuration inside the ConfigMap parses as the router
-# reads it (cargo test runs that check; see crates/router/tests/deploy_config.rs).
+# reads it (cargo test runs that check, in crates/router/src/config.rs).
 set -euo pipefail
 cd "$(dirname "$0")"
 version=${KUBERNETES_VERSION:-1.37.0}
