@@ -8,6 +8,8 @@ cargo fmt --all -- --check
 python3 scripts/module-cycles.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The dashboard in headless Chromium and promtool on /metrics (installs both if missing).
+./scripts/check-cockpit.sh
 if [ -d ../shared/traces ]; then
     ./scripts/test-real-logs.sh
 else

@@ -54,15 +54,21 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     let header = describe(plan, &setup);
     println!("{header}");
     let mut rows = Vec::new();
+    let runs = setup.workloads.len()
+        * plan.connections.len()
+        * plan.rounds as usize
+        * plan.routers.len()
+        * setup.systems.len();
+    let progress = crate::progress::Progress::new(runs as u64, "runs");
     let stopped = 'all: {
         for &kind in &setup.workloads {
             let w = workload::build(kind, &sizing, plan.trace.as_deref(), &store_root)?;
-            println!(
+            progress.println(&format!(
                 "\n{kind}: {} objects, {:.1} MiB; nodes cache {} MiB",
                 w.objects,
                 w.dataset_bytes as f64 / f64::from(1 << 20),
                 caches(plan)
-            );
+            ));
             let extra = match plan.kind {
                 Kind::Classes => Some(dynamic_part(&sizing, &store_root)?),
                 Kind::Locality => None,
@@ -83,6 +89,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
                         );
                         let launcher =
                             Launcher { logs: launcher.logs.sub(&name)?, ..launcher.clone() };
+                        progress.step(format!("{system} on {kind}, round {}", round + 1));
                         let spec = RunSpec {
                             workload: &w,
                             dynamic: extra.as_ref(),
@@ -93,7 +100,8 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
                         };
                         let row = measure::run_one(plan, &setup, &launcher, run_dir.path(), &spec)
                             .with_context(|| format!("{system} on {kind}, round {}", round + 1))?;
-                        println!("{}", progress_line(&row));
+                        progress.println(&progress_line(&row));
+                        progress.advance();
                         rows.push(row);
                     }
                 }
@@ -101,6 +109,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
         }
         false
     };
+    progress.finish();
     let baseline = plan.baseline();
     print!("{}", results::render_table(&rows, baseline));
     let claims = results::claims(&rows);

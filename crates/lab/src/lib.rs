@@ -28,6 +28,7 @@
 //! - `results`: rows, tables, claims, JSON and charts.
 //! - `experiment`: the runner ([`experiment::run`]).
 //! - `run_shape`: [`run_shape::RunShape`], the `shape.json` an experiment leaves for the fit.
+//! - `progress`: [`progress::Progress`], the bar long commands show on a terminal.
 //! - `sim_fit`: the simulator fitted to an experiment's rows, and how close it comes.
 //!
 //! - `error`: [`LabError`].
@@ -51,6 +52,7 @@ pub mod measure;
 pub mod nodes;
 pub mod plan;
 pub mod probe;
+pub mod progress;
 pub mod results;
 pub mod route;
 pub mod run_dir;

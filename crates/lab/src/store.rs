@@ -14,7 +14,8 @@ use crate::error::{Context, LabError, Result};
 
 /// Changes whenever the bytes a store holds for a given size would change.
 const LAYOUT_VERSION: u32 = 1;
-const SEED: u64 = 1;
+/// The generator's seed for every store (`larder bench --synth-seed` to load one).
+pub const SEED: u64 = 1;
 /// Documents up to this size are preferred as the example to fetch (the HACC mix's small
 /// HTML files).
 const EXAMPLE_MAX_BYTES: u64 = 8 * 1024;

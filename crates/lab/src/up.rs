@@ -29,6 +29,9 @@ pub const DEFAULT_POLICY: PolicyKind = PolicyKind::LardR;
 /// What `larder up --bench` compares.
 const BENCH_POLICIES: [PolicyKind; 5] =
     [PolicyKind::Wrr, PolicyKind::Hash, PolicyKind::Bounded, PolicyKind::Lard, PolicyKind::LardR];
+/// `larder up --bench`'s skew (Zipf's alpha over the dynamic views): a hot set that more
+/// than one node's cache and CPU must serve, over a long tail.
+const BENCH_ALPHA: f64 = 1.0;
 /// The largest store, as a multiple of one node's cache (the LARD papers' interesting
 /// case: more than one node holds, less than all of them together).
 const STORE_PER_CACHE: u64 = 3;
@@ -101,7 +104,7 @@ impl UpConfig {
         let signals = Signals::block().context("blocking signals")?;
         // The config before the store: a typo should not wait for a store to be written.
         let mut router_config = self.router_config()?;
-        let (docroot, example) = self.documents()?;
+        let (docroot, example, docs) = self.documents()?;
         // A store can take seconds to write: honour a Ctrl-C pressed meanwhile.
         if signals.stop_requested(Duration::ZERO) {
             return Ok(());
@@ -141,7 +144,11 @@ impl UpConfig {
             println!("  {router:<11} http://{listen}  pid {pid}  policy {policy}");
             println!("  {admin:<11} http://{}/stats  (also /metrics, /targets?top=20)", r.admin);
         }
+        if let Some(first) = started.first() {
+            println!("  dashboard   http://{}/", first.admin);
+        }
         println!("  try         curl -i http://{listen}{example}");
+        println!("  load        {}", bench_line(listen, &example, docs));
         println!("  logs        {}", launcher.logs.dir.display());
         println!("larder up: ready; Ctrl-C or SIGTERM stops every process above");
         loop {
@@ -230,12 +237,13 @@ impl UpConfig {
     }
 
     /// The directory the nodes serve (`--docroot`, or the synthetic store, built if need
-    /// be; none for caching nodes) and the URL path of a document to try first.
-    fn documents(&self) -> Result<(PathBuf, String)> {
+    /// be; none for caching nodes), the URL path of a document to try first, and the
+    /// synthetic store's document count.
+    fn documents(&self) -> Result<(PathBuf, String, Option<u32>)> {
         if !self.origins.is_empty() {
             let origins = self.origins.join(", then ");
             println!("larder up: caching {origins}; each node caches {} MiB", self.cache_mb);
-            return Ok((PathBuf::new(), "/".to_string()));
+            return Ok((PathBuf::new(), "/".to_string(), None));
         }
         match &self.docroot {
             Some(dir) if dir.is_dir() => {
@@ -244,7 +252,7 @@ impl UpConfig {
                     dir.display(),
                     self.cache_mb
                 );
-                Ok((dir.clone(), "/".to_string()))
+                Ok((dir.clone(), "/".to_string(), None))
             }
             Some(dir) => invalid!("--docroot {}: not a directory", dir.display()),
             None => {
@@ -258,7 +266,7 @@ impl UpConfig {
                     s.bytes as f64 / (1 << 20) as f64,
                     self.cache_mb
                 );
-                Ok((s.dir, s.example))
+                Ok((s.dir, s.example, Some(s.docs)))
             }
         }
     }
@@ -269,9 +277,10 @@ impl UpConfig {
     pub fn bench_plan(&self, seconds: u64) -> Result<ExperimentPlan> {
         let time = Duration::from_secs(seconds);
         Ok(ExperimentPlan {
-            workloads: vec![WorkloadKind::new(Content::Dynamic, false)],
+            workloads: vec![WorkloadKind::new(Content::Dynamic, true)],
             systems: BENCH_POLICIES.iter().map(|&p| System::larder(p)).collect(),
-            cache_mb: vec![self.cache_mb; usize::from(self.nodes)],
+            cache_mb: bench_caches(self.cache_mb, self.nodes),
+            alpha: BENCH_ALPHA,
             rounds: 1,
             duration: time,
             warmup: time,
@@ -289,6 +298,27 @@ fn stopped(cluster: Option<Cluster>) -> Result<()> {
     drop(cluster);
     eprintln!("larder up: stopped");
     Ok(())
+}
+
+/// The `larder bench` command that loads this cluster: over the synthetic store, the
+/// generator's workload for exactly the store's documents (same seed and size mix) at
+/// the URLs the store serves them under; otherwise the example URL over and over.
+fn bench_line(listen: SocketAddr, example: &str, docs: Option<u32>) -> String {
+    match docs {
+        Some(docs) => format!(
+            "larder bench --url http://{listen}/ --synth --synth-docs {docs} --synth-seed {} \
+             --docroot-urls --flat --duration 10s",
+            store::SEED
+        ),
+        None => format!("larder bench --url http://{listen}{example} --duration 10s"),
+    }
+}
+
+/// `larder up --bench`'s caches: unequal, as in HACC's cluster: the first half of the
+/// nodes `cache_mb`, the rest half of it (at least 1 MiB).
+fn bench_caches(cache_mb: u64, nodes: u16) -> Vec<u64> {
+    let n = usize::from(nodes);
+    (0..n).map(|i| if i < n.div_ceil(2) { cache_mb } else { (cache_mb / 2).max(1) }).collect()
 }
 
 /// Bytes of synthetic store for `nodes` nodes of `cache_mb` MiB each.

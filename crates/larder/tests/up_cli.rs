@@ -111,6 +111,18 @@ fn serves_through_the_router_and_stops_everything_on_sigterm() {
     assert!(node.starts_with('n'), "{node}");
     assert!(body.starts_with("/d/"), "a synthetic document names itself: {body:.40}");
 
+    let page = get(&field(&out, "dashboard"));
+    assert!(page.starts_with("HTTP/1.1 200") && page.contains("<canvas"), "{page:.200}");
+    // The printed load line loads this store: every request finds its document.
+    let line = out.iter().find_map(|l| l.trim_start().strip_prefix("load ")).expect("load line");
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    assert_eq!(args.first(), Some(&"bench"), "{line}");
+    let args: Vec<&str> = args.iter().map(|a| if *a == "10s" { "1s" } else { a }).collect();
+    let bench = std::process::Command::new(env!("CARGO_BIN_EXE_larder")).args(&args).output();
+    let report = String::from_utf8_lossy(&bench.unwrap().stdout).to_string();
+    assert!(report.contains("errors      0 ("), "{line}\n{report}");
+    assert!(!report.contains("requests    0 "), "{report}");
+
     up.child.signal("TERM");
     let status = up.wait_exit();
     assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());

@@ -153,6 +153,7 @@ impl Conn {
     /// Answer one request; true when the connection must close afterwards.
     async fn answer(&mut self, head: &RequestHead) -> io::Result<bool> {
         let node = Rc::clone(&self.node);
+        let began = Instant::now();
         Counters::add(&node.counters.requests, 1);
         Counters::add(&node.counters.in_flight, 1);
         let _in_flight = InFlight(&node.counters);
@@ -179,6 +180,7 @@ impl Conn {
             reply.body_bytes = Box::pin(relay.send(&mut self.stream, limit)).await?;
         }
         self.account(Some(head), &reply);
+        node.counters.request_duration.borrow_mut().observe(began.elapsed());
         Ok(reply.close)
     }
 

@@ -34,7 +34,7 @@ pub async fn respond(node: &Rc<NodeState>, head: &RequestHead, out: &mut Vec<u8>
     if node.config.metrics_path.as_deref() == Some(path) {
         node.load.borrow_mut().sample(std::time::Instant::now(), SAMPLE_GAP);
         let text = node.report().to_prometheus();
-        let ctype = "text/plain; version=0.0.4; charset=utf-8";
+        let ctype = wire::METRICS_CONTENT_TYPE;
         return simple(node, out, Status::OK, &ctx, ctype, text.as_bytes(), &[]);
     }
     if let Some(origin) = &node.origin {

@@ -161,6 +161,7 @@ impl NodeState {
             bytes_sent: c.bytes_sent.get(),
             responses_by_class: std::array::from_fn(|i| c.by_class[i].get()),
             header_timeouts: c.header_timeouts.get(),
+            request_duration: c.request_duration.borrow().clone(),
         }
     }
 

@@ -2,9 +2,9 @@
 //! sampled from /proc, and their two renderings (the JSON load report the router polls, and
 //! Prometheus text).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
-use wire::LoadReport;
+use wire::{Exposition, LatencyHistogram, LoadReport};
 
 /// Load samples closer together than this are not taken (CPU ticks are 10 ms coarse).
 pub const SAMPLE_GAP: Duration = Duration::from_millis(100);
@@ -21,6 +21,8 @@ pub struct Counters {
     /// Responses by status class: index 0 is 1xx … index 4 is 5xx.
     pub by_class: [Cell<u64>; 5],
     pub header_timeouts: Cell<u64>,
+    /// Time from a request's head read to its response written.
+    pub request_duration: RefCell<LatencyHistogram>,
 }
 
 impl Counters {
@@ -124,6 +126,7 @@ pub struct NodeReport {
     pub bytes_sent: u64,
     pub responses_by_class: [u64; 5],
     pub header_timeouts: u64,
+    pub request_duration: LatencyHistogram,
 }
 
 impl NodeReport {
@@ -134,79 +137,64 @@ impl NodeReport {
 
     /// Prometheus text exposition format 0.0.4.
     pub fn to_prometheus(&self) -> String {
-        let mut s = String::with_capacity(2048);
-        let mut metric = |name: &str, kind: &str, help: &str, value: String| {
-            s.push_str(&format!(
-                "# HELP larder_node_{name} {help}\n# TYPE larder_node_{name} {kind}\n\
-                 larder_node_{name} {value}\n"
-            ));
-        };
-        metric("requests_total", "counter", "Requests answered.", self.load.requests.to_string());
-        metric("in_flight", "gauge", "Requests being answered.", self.load.in_flight.to_string());
-        metric(
-            "open_connections",
-            "gauge",
+        let l = &self.load;
+        let mut e = Exposition::default();
+        let one = |v: u64| vec![(vec![], v)];
+        let level = |v: f64| vec![(vec![], v)];
+        e.counter("larder_node_requests", "Requests answered.", one(l.requests));
+        let by_class = (1..=5)
+            .zip(self.responses_by_class)
+            .map(|(c, n)| (vec![("class", format!("{c}xx"))], n))
+            .collect();
+        e.counter("larder_node_responses", "Responses by status class.", by_class);
+        e.histogram(
+            "larder_node_request_duration_seconds",
+            "Time from a request's head read to its response written.",
+            vec![(vec![], self.request_duration.clone())],
+        );
+        e.gauge("larder_node_in_flight", "Requests being answered.", level(l.in_flight as f64));
+        e.gauge(
+            "larder_node_open_connections",
             "Open client connections.",
-            self.load.open_connections.to_string(),
+            level(l.open_connections as f64),
         );
-        metric(
-            "cpu_percent",
-            "gauge",
-            "Process CPU, percent of one core.",
-            format!("{:.2}", self.load.cpu_pct),
-        );
-        metric(
-            "disk_read_bytes_per_second",
-            "gauge",
+        e.gauge("larder_node_cpu_percent", "Process CPU, percent of one core.", level(l.cpu_pct));
+        e.gauge(
+            "larder_node_disk_read_bytes_per_second",
             "Bytes read from storage per second.",
-            format!("{:.0}", self.load.disk_read_bytes_per_sec),
+            level(l.disk_read_bytes_per_sec.round()),
         );
-        metric(
-            "cache_bytes",
-            "gauge",
+        e.gauge(
+            "larder_node_cache_bytes",
             "Bytes held in the content cache.",
-            self.load.cache_bytes.to_string(),
+            level(l.cache_bytes as f64),
         );
-        metric(
-            "cache_capacity_bytes",
-            "gauge",
+        e.gauge(
+            "larder_node_cache_capacity_bytes",
             "Capacity of the content cache.",
-            self.load.cache_capacity_bytes.to_string(),
+            level(l.cache_capacity_bytes as f64),
         );
-        metric("cache_hits_total", "counter", "Content cache hits.", self.load.hits.to_string());
-        metric(
-            "cache_misses_total",
-            "counter",
-            "Content cache misses.",
-            self.load.misses.to_string(),
-        );
-        metric(
-            "helper_queue",
-            "gauge",
+        e.counter("larder_node_cache_hits", "Content cache hits.", one(l.hits));
+        e.counter("larder_node_cache_misses", "Content cache misses.", one(l.misses));
+        e.gauge(
+            "larder_node_helper_queue",
             "Jobs queued or running on helper threads.",
-            self.load.helper_queue.to_string(),
+            level(l.helper_queue as f64),
         );
-        let origin = [
-            ("origin_fetches_total", "Requests sent to origins.", self.load.origin_fetches),
-            ("origin_bytes_total", "Response bytes received from origins.", self.load.origin_bytes),
-            ("origin_errors_total", "Origin fetches that failed.", self.load.origin_errors),
-        ];
-        for (name, help, value) in origin {
-            metric(name, "counter", help, value.to_string());
-        }
-        metric("sent_bytes_total", "counter", "Response bytes sent.", self.bytes_sent.to_string());
-        metric(
-            "header_timeouts_total",
-            "counter",
+        e.counter("larder_node_origin_fetches", "Requests sent to origins.", one(l.origin_fetches));
+        e.counter(
+            "larder_node_origin_bytes",
+            "Response bytes received from origins.",
+            one(l.origin_bytes),
+        );
+        e.counter("larder_node_origin_errors", "Origin fetches that failed.", one(l.origin_errors));
+        e.counter("larder_node_sent_bytes", "Response bytes sent.", one(self.bytes_sent));
+        e.counter(
+            "larder_node_header_timeouts",
             "Connections closed for sending their request head too slowly.",
-            self.header_timeouts.to_string(),
+            one(self.header_timeouts),
         );
-        s.push_str("# HELP larder_node_responses_total Responses by status class.\n");
-        s.push_str("# TYPE larder_node_responses_total counter\n");
-        for (i, n) in self.responses_by_class.iter().enumerate() {
-            s.push_str(&format!("larder_node_responses_total{{class=\"{}xx\"}} {n}\n", i + 1));
-        }
-        s
+        e.render()
     }
 }
 
@@ -233,5 +221,7 @@ mod tests {
         let p = r.to_prometheus();
         assert!(p.contains("larder_node_requests_total 7\n"), "{p}");
         assert!(p.contains("larder_node_responses_total{class=\"2xx\"} 0\n"));
+        assert!(p.contains("# TYPE larder_node_request_duration_seconds histogram\n"), "{p}");
+        assert!(p.contains("larder_node_request_duration_seconds_count 0\n"), "{p}");
     }
 }

@@ -35,7 +35,7 @@ use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
 use crate::log::event;
 use crate::monitor::NodeReport;
-use crate::stats::NodeStats;
+use crate::stats::{Answered, NodeStats};
 use crate::upstream::Upstream;
 
 /// The parts of the config read on every request, swapped whole on reload.
@@ -96,6 +96,8 @@ pub(crate) struct NodeStatus {
     pub reported_at: Option<Instant>,
     /// Version and keys of the holdings digest folded into the view, if the node sends one.
     pub holdings: Option<(u64, u64)>,
+    /// The node's last load report, without its digest (for `/stats`).
+    pub last_report: Option<wire::LoadReport>,
 }
 
 impl NodeStatus {
@@ -110,6 +112,7 @@ impl NodeStatus {
             stats: NodeStats::default(),
             reported_at: None,
             holdings: None,
+            last_report: None,
         }
     }
 }
@@ -281,20 +284,20 @@ impl Cluster {
         match self.upstream(node) {
             Some(upstream) => Some(Dispatch { node, name, upstream, hint }),
             None => {
-                self.finish(node, target, Outcome::Failed, None, at);
+                self.finish(node, target, Outcome::Failed, (None, None), at);
                 None
             }
         }
     }
 
     /// A dispatched request ended (about `at`); `upstream_time` is known when a response
-    /// came back.
+    /// came back whole, `answered` when one started.
     pub(crate) fn finish(
         &self,
         node: NodeId,
         target: &Target,
         outcome: Outcome,
-        upstream_time: Option<Duration>,
+        (upstream_time, answered): (Option<Duration>, Option<Answered>),
         at: Instant,
     ) {
         let now = self.nanos_at(at);
@@ -305,7 +308,7 @@ impl Cluster {
         if outcome == Outcome::Ok {
             status.health.request_ok();
         }
-        status.stats.finished(outcome, upstream_time, at);
+        status.stats.finished(outcome, upstream_time, answered, at);
     }
 
     /// A request failed on `node` (about `at`) in a way that says something about the node.
@@ -392,6 +395,7 @@ impl Cluster {
         p.view.report(node, report.cpu_pct, report.disk_pct);
         let Some(status) = p.nodes.get_mut(node.index()) else { return };
         status.reported_at = Some(at);
+        status.last_report = Some(report.figures);
         let seen = report.holdings.as_ref().map(|d| (d.version, d.entries));
         if seen != status.holdings {
             status.holdings = seen;
@@ -591,12 +595,12 @@ mod tests {
         let t = Target::from_key(7);
         let now = Instant::now();
         let first = c.pick(&t, "/", None, now).unwrap();
-        c.finish(first.node, &t, Outcome::Failed, None, now);
+        c.finish(first.node, &t, Outcome::Failed, (None, None), now);
         c.failed(first.node, Failure::Connect, now);
         for _ in 0..4 {
             let d = c.pick(&t, "/", Some(first.node), now).unwrap();
             assert_ne!(d.node, first.node);
-            c.finish(d.node, &t, Outcome::Ok, None, now);
+            c.finish(d.node, &t, Outcome::Ok, (None, None), now);
         }
         assert!(!c.placement().nodes[first.node.index()].health.is_up());
     }

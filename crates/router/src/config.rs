@@ -688,6 +688,22 @@ impl RouterConfig {
 mod tests {
     use super::*;
 
+    /// The router configuration the Kubernetes ConfigMap carries reads as the router reads
+    /// it, and finds its nodes through the headless Service's SRV records.
+    #[test]
+    fn the_kubernetes_config_map_holds_a_valid_config() {
+        let manifest = include_str!("../../../deploy/kubernetes/configmap.yaml");
+        let (_, block) = manifest.split_once("router.toml: |\n").expect("a router.toml key");
+        let text: String =
+            block.lines().map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l))).collect();
+        let c = RouterConfig::from_toml(&text).unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.policy.kind, "lard-r");
+        assert_eq!(c.admin.listen, "0.0.0.0:9090");
+        assert_eq!(c.discovery.dns.len(), 1);
+        assert_eq!(c.discovery.dns[0].name, "_http._tcp.larder-node.larder.svc.cluster.local");
+    }
+
     #[test]
     fn the_example_config_parses() {
         let text = include_str!("../../../examples/router.toml");

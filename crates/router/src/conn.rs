@@ -29,6 +29,7 @@ use crate::config::ms;
 use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
+use crate::stats::Answered;
 use crate::upstream::Pooled;
 
 /// Output capacity a connection keeps between requests: room for a response head.
@@ -387,6 +388,7 @@ impl<S: ClientIo> Connection<S> {
         let mut exclude = None;
         // Why the first node failed: the answer when no other node can take the retry.
         let mut first_failure: Option<(Fault, Arc<str>)> = None;
+        let began = start;
         let mut start = start;
         loop {
             let Some(dispatch) = self.cluster.pick(&target, &self.path, exclude, start) else {
@@ -408,7 +410,15 @@ impl<S: ClientIo> Connection<S> {
             let e = match result {
                 Ok(done) => {
                     let t = Some(done.upstream_time);
-                    self.cluster.finish(dispatch.node, &target, Outcome::Ok, t, done.at);
+                    let duration = done.at.saturating_duration_since(began);
+                    let answered = Some(Answered { status: done.status, duration });
+                    self.cluster.finish(
+                        dispatch.node,
+                        &target,
+                        Outcome::Ok,
+                        (t, answered),
+                        done.at,
+                    );
                     self.last = done.at;
                     self.log(req, done.status, done.bytes, &dispatch.name, t);
                     return done.flow;
@@ -419,7 +429,11 @@ impl<S: ClientIo> Connection<S> {
             let node_at_fault = failure.is_some() || matches!(e.fault, Fault::NodeDown);
             let outcome = if node_at_fault { Outcome::Failed } else { Outcome::Ok };
             self.last = Instant::now();
-            self.cluster.finish(dispatch.node, &target, outcome, None, self.last);
+            let answered = e.response_started.map(|status| Answered {
+                status,
+                duration: self.last.saturating_duration_since(began),
+            });
+            self.cluster.finish(dispatch.node, &target, outcome, (None, answered), self.last);
             if let Some(f) = failure {
                 self.cluster.failed(dispatch.node, f, self.last);
             }

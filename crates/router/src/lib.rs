@@ -25,7 +25,9 @@
 //! - `discovery`: the loop that finds nodes through DNS (A/AAAA and SRV) and applies them
 //!   through the cluster's reload; `discovered`, its pure part: answers → named nodes, the
 //!   last good answer kept through errors, TTL → next round, the `/stats` view.
-//! - `admin`: `/stats`, `/metrics`, `/targets?top=N`.
+//! - `admin`: the admin listener: `/` (`dashboard`, the live page), `/stats`
+//!   (`admin_stats`, [`wire::RouterStats`]), `/metrics` (`admin_metrics`, Prometheus
+//!   text), `/targets?top=N`, `/healthz`.
 //! - `access_log`, `log`: Combined Log Format access log, JSON event lines ([`event`]).
 //! - `tls`: the TLS server configuration from PEM files (certificates by SNI).
 //! - `client_io`: what a client connection runs over (plain TCP or TLS).
@@ -42,6 +44,8 @@
 
 mod access_log;
 mod admin;
+mod admin_metrics;
+mod admin_stats;
 mod agreement;
 mod background;
 mod body;
@@ -50,6 +54,7 @@ mod client_io;
 mod cluster;
 pub mod config;
 mod conn;
+mod dashboard;
 mod discovered;
 mod discovery;
 mod drain;
@@ -129,13 +134,13 @@ impl RouterHandle {
     }
 
     /// The admin `/stats` document.
-    pub fn stats(&self) -> serde_json::Value {
-        admin::stats(&self.cluster)
+    pub fn stats(&self) -> wire::RouterStats {
+        admin_stats::stats(&self.cluster)
     }
 
     /// The admin `/targets?top=N` document.
     pub fn targets(&self, top: usize) -> serde_json::Value {
-        admin::targets(&self.cluster, top)
+        admin_stats::targets(&self.cluster, top)
     }
 }
 

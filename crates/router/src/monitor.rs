@@ -11,6 +11,8 @@ pub(crate) struct NodeReport {
     pub disk_pct: f64,
     /// The node's holdings, when it reports them and the digest is well formed.
     pub holdings: Option<TargetDigest>,
+    /// The rest of the report (cache hits and fill, origin fetches), for `/stats`.
+    pub figures: wire::LoadReport,
 }
 
 /// A node's load report ([`wire::LoadReport`]: `{"cpu_pct": 12.5, "disk_pct": 3.0, …}`,
@@ -19,13 +21,14 @@ pub(crate) struct NodeReport {
 /// saturated disk). A malformed digest is dropped: the node then counts as one that
 /// reports no holdings.
 pub(crate) fn parse_report(body: &[u8], disk_full_bytes_per_sec: f64) -> Option<NodeReport> {
-    let report = wire::LoadReport::parse(body).ok()?;
+    let mut report = wire::LoadReport::parse(body).ok()?;
     let (cpu, disk) = (report.cpu_pct, report.disk_pct(disk_full_bytes_per_sec));
-    let holdings = report.holdings.filter(|d| d.validate().is_ok());
+    let holdings = report.holdings.take().filter(|d| d.validate().is_ok());
     (cpu.is_finite() && disk.is_finite()).then_some(NodeReport {
         cpu_pct: cpu.max(0.0),
         disk_pct: disk.max(0.0),
         holdings,
+        figures: report,
     })
 }
 

@@ -18,6 +18,11 @@
 //!   request it sends, so a node knows which target (and subtree) a body belongs to.
 //! - [`target_digest`]: [`TargetDigest`], the Bloom filter of those targets a node's load
 //!   report carries, so every router sees the same holders of a target.
+//! - [`latency`]: [`LatencyHistogram`], request times in fixed buckets, counted by router
+//!   and node, exported to Prometheus and carried in the router's `/stats`.
+//! - [`exposition`]: [`Exposition`], the Prometheus text both processes serve, written by
+//!   the `prometheus-client` encoder.
+//! - [`router_stats`]: [`RouterStats`], the router's `/stats` JSON (its dashboard reads it).
 //! - [`civil`]: calendar arithmetic (days ⇄ year, month, day), shared by HTTP dates and
 //!   log timestamps.
 
@@ -27,14 +32,20 @@ pub mod civil;
 pub mod clf;
 pub mod clf_time;
 pub mod event;
+pub mod exposition;
+pub mod latency;
 pub mod load_report;
 pub mod percent;
 pub mod ready;
+pub mod router_stats;
 pub mod target_digest;
 pub mod target_hint;
 
 pub use civil::CivilTime;
+pub use exposition::{Exposition, METRICS_CONTENT_TYPE};
+pub use latency::{LatencyHistogram, LATENCY_BOUNDS_SECONDS};
 pub use load_report::{LoadReport, LOAD_REPORT_PATH};
 pub use ready::{NodeReady, RouterReady};
+pub use router_stats::RouterStats;
 pub use target_digest::TargetDigest;
 pub use target_hint::{TargetHint, TARGET_HINT_HEADER};

@@ -19,6 +19,11 @@ async fn stats_metrics_and_targets() {
     assert_eq!(total, 30);
     assert!(nodes.iter().all(|n| n["up"] == true && n["in_flight"] == 0));
     assert_eq!(stats["policy"]["table_entries"], 2);
+    let typed = wire::RouterStats::parse(stats.to_string().as_bytes()).unwrap();
+    assert_eq!(typed.hot_targets[0].path, "/hot.html");
+    let timed: u64 = typed.nodes.iter().map(|n| n.request_duration.count()).sum();
+    assert_eq!(timed, 30, "every request is in a node's duration histogram");
+    assert!(typed.nodes.iter().all(|n| n.state == wire::router_stats::NodeState::Up));
 
     let targets = admin_json(router.admin, "/targets?top=1").await;
     let list = targets["targets"].as_array().unwrap();
@@ -28,7 +33,27 @@ async fn stats_metrics_and_targets() {
 
     let metrics = String::from_utf8(admin_get(router.admin, "/metrics").await.body).unwrap();
     assert!(metrics.contains("# TYPE larder_route_requests_total counter"), "{metrics}");
-    assert!(metrics.contains("larder_route_up{node=\"a\"} 1"), "{metrics}");
+    assert!(metrics.contains("larder_route_up{node=\"a\"} 1.0"), "{metrics}");
+    let hot_node = list[0]["nodes"][0].as_str().unwrap();
+    let count = format!("larder_route_request_duration_seconds_count{{node=\"{hot_node}\"}} ");
+    assert!(metrics.contains("# TYPE larder_route_request_duration_seconds histogram"));
+    assert!(
+        metrics.contains("larder_route_upstream_duration_seconds_bucket{node=\"a\",le=\"+Inf\"}")
+    );
+    let served: u64 = ["a", "b"]
+        .iter()
+        .map(|n| {
+            let line = format!("larder_route_responses_total{{node=\"{n}\",class=\"2xx\"}} ");
+            let at = metrics.find(&line).expect(&line) + line.len();
+            metrics[at..].lines().next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(served, 30, "{metrics}");
+    assert!(metrics.contains(&count), "{metrics}");
+    let page = admin_get(router.admin, "/").await;
+    assert_eq!(page.status, 200);
+    assert!(String::from_utf8(page.body).unwrap().contains("fetch(\"stats\""));
+    assert_eq!(admin_get(router.admin, "/healthz").await.status, 200);
     assert_eq!(admin_get(router.admin, "/nope").await.status, 404);
     router.stop().await;
 }

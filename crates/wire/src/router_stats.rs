@@ -1,0 +1,114 @@
+//! The router's `/stats` JSON: what its dashboard (`GET /` on the admin address) polls,
+//! and what scripts and tests read. Written by the router from its own state, read here
+//! too, so writer and readers share one type.
+
+use serde::{Deserialize, Serialize};
+
+use crate::latency::LatencyHistogram;
+use crate::LoadReport;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouterStats {
+    /// The router's name (`X-Larder-Router`), for the dashboard's title.
+    pub router: String,
+    /// Milliseconds since the router started: the clock rates are taken on (two
+    /// snapshots' counters over the difference of their `uptime_ms`).
+    pub uptime_ms: u64,
+    /// Upper bounds of [`LatencyHistogram`]'s buckets, in seconds.
+    pub latency_bounds_seconds: Vec<f64>,
+    pub policy: PolicyStats,
+    pub placement: PlacementStats,
+    /// How many targets the hot-target table tracks.
+    pub hot_targets_tracked: usize,
+    /// The hottest targets and the nodes the policy holds them on, hottest first.
+    pub hot_targets: Vec<HotTarget>,
+    /// Every node in the membership, and removed ones still finishing requests.
+    pub nodes: Vec<NodeRow>,
+    /// DNS discovery's names, their nodes, last refresh and last error.
+    pub discovery: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PolicyStats {
+    pub name: String,
+    pub table_entries: u64,
+    pub reassignments: u64,
+    pub replications: u64,
+    pub evictions: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlacementStats {
+    pub mode: String,
+    pub basis: String,
+    pub nodes_reporting_holdings: usize,
+    pub recent_picks_of_reporting_nodes: u64,
+    pub recent_picks_on_holders: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HotTarget {
+    pub path: String,
+    pub hits: u64,
+    pub nodes: Vec<String>,
+}
+
+/// Where a node stands with the router.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeState {
+    /// Takes traffic at its full weight.
+    #[default]
+    Up,
+    /// Ejected or failing its checks: takes no traffic.
+    Down,
+    /// Removed from the membership or given weight 0: takes no new traffic, finishes
+    /// what it has.
+    Draining,
+    /// Back after being down: its weight still ramps up (slow start).
+    Warming,
+}
+
+/// One node as the router sees it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeRow {
+    pub id: usize,
+    pub name: String,
+    pub addr: String,
+    /// False once a reload or discovery removed the node.
+    pub configured: bool,
+    pub up: bool,
+    pub state: NodeState,
+    pub weight: u32,
+    /// The weight the policy sees now, in per mille of the configured one (slow start).
+    pub effective_weight_permille: u32,
+    pub in_flight: u64,
+    pub load: f64,
+    pub cpu_pct: f64,
+    pub disk_pct: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// Responses relayed from the node by status class: index 0 is 1xx … index 4 is 5xx.
+    pub responses_by_class: [u64; 5],
+    /// Moving average of upstream time, µs.
+    pub latency_us: f64,
+    /// Upstream time (request sent → response complete).
+    pub upstream_time: LatencyHistogram,
+    /// Whole request time at the router (request read → response relayed).
+    pub request_duration: LatencyHistogram,
+    pub idle_connections: usize,
+    pub assigned_hot_targets: usize,
+    pub report_age_ms: Option<u64>,
+    pub holdings_version: Option<u64>,
+    pub holdings_keys: Option<u64>,
+    /// The node's last load report (its cache hits and misses, fill, origin fetches),
+    /// without the holdings digest.
+    pub report: Option<LoadReport>,
+}
+
+impl RouterStats {
+    pub fn parse(body: &[u8]) -> Result<RouterStats, serde_json::Error> {
+        serde_json::from_slice(body)
+    }
+}
