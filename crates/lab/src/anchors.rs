@@ -1,6 +1,9 @@
 //! The anchors operators run today, in front of the same nodes as larder route: HAProxy
 //! (`balance uri`, `hash-type consistent`, `hash-balance-factor 125`) and nginx
-//! (`hash … consistent`), each on one thread.
+//! (`hash … consistent`), each on one thread, and Varnish's shard director (vmod_directors,
+//! consistent hashing on the key) with Varnish itself caching nothing (`return (pass)`), so
+//! what is compared is where requests go, over the same caching nodes. Varnish runs a
+//! thread per connection, as it always does.
 //!
 //! The anchors hash what larder's mapper keys on: the path for a static file, the view
 //! (`/app/<db>/<view>`) for a dynamic document (HAProxy's `balance uri depth 3`, an nginx
@@ -18,15 +21,19 @@ use crate::error::{Context, LabError, Result};
 pub enum Anchor {
     Haproxy,
     Nginx,
+    Varnish,
 }
 
 impl Anchor {
-    pub const ALL: [Anchor; 2] = [Anchor::Haproxy, Anchor::Nginx];
+    pub const ALL: [Anchor; 3] = [Anchor::Haproxy, Anchor::Nginx, Anchor::Varnish];
+    /// The proxies the locality experiments compare by default.
+    pub const PROXIES: [Anchor; 2] = [Anchor::Haproxy, Anchor::Nginx];
 
     pub fn name(self) -> &'static str {
         match self {
             Anchor::Haproxy => "haproxy",
             Anchor::Nginx => "nginx",
+            Anchor::Varnish => "varnish",
         }
     }
 }
@@ -42,14 +49,21 @@ impl fmt::Display for Anchor {
 pub struct Tools {
     pub haproxy: Option<PathBuf>,
     pub nginx: Option<PathBuf>,
+    /// `varnishd`.
+    pub varnish: Option<PathBuf>,
 }
 
 impl Tools {
-    /// The given paths, else `haproxy`/`nginx` from PATH or /usr/sbin.
-    pub fn find(haproxy: Option<PathBuf>, nginx: Option<PathBuf>) -> Tools {
+    /// The given paths, else `haproxy`/`nginx`/`varnishd` from PATH or /usr/sbin.
+    pub fn find(
+        haproxy: Option<PathBuf>,
+        nginx: Option<PathBuf>,
+        varnish: Option<PathBuf>,
+    ) -> Tools {
         Tools {
             haproxy: haproxy.or_else(|| lookup("haproxy")),
             nginx: nginx.or_else(|| lookup("nginx")),
+            varnish: varnish.or_else(|| lookup("varnishd")),
         }
     }
 
@@ -57,6 +71,7 @@ impl Tools {
         match anchor {
             Anchor::Haproxy => self.haproxy.as_ref(),
             Anchor::Nginx => self.nginx.as_ref(),
+            Anchor::Varnish => self.varnish.as_ref(),
         }
     }
 
@@ -130,12 +145,74 @@ pub fn command(
                 ),
             )
         }
+        Anchor::Varnish => {
+            if shared {
+                return Err(LabError::Invalid(
+                    "varnish runs as one instance on an address (it has its own threads)".into(),
+                ));
+            }
+            (dir.join("varnish.vcl"), varnish_vcl(nodes))
+        }
     };
     std::fs::write(&file, conf).with_context(|| format!("writing {}", file.display()))?;
     let mut cmd = Command::new(exe);
     match anchor {
         Anchor::Haproxy => cmd.arg("-f").arg(&file).arg("-db"),
         Anchor::Nginx => cmd.arg("-c").arg(&file).arg("-p").arg(dir),
+        // In the foreground, no jail (it runs as whoever runs the lab), its working
+        // directory in the run's, and a little storage: passed responses only pass through.
+        Anchor::Varnish => cmd
+            .args(["-F", "-j", "none", "-s", "malloc,16m", "-a"])
+            .arg(addr.to_string())
+            .arg("-f")
+            .arg(&file)
+            .arg("-n")
+            .arg(dir.join("varnish")),
     };
     Ok(cmd)
+}
+
+/// Varnish as a routing tier: the shard director hashes the key the other anchors hash
+/// (the path of a file, the view of a dynamic document) onto the nodes, and every request
+/// is passed, never cached by Varnish, so the caches compared are the nodes'.
+fn varnish_vcl(nodes: &[(String, SocketAddr)]) -> String {
+    let backends: String = nodes
+        .iter()
+        .map(|(name, a)| {
+            format!("backend {name} {{ .host = \"{}\"; .port = \"{}\"; }}\n", a.ip(), a.port())
+        })
+        .collect();
+    let add: String =
+        nodes.iter().map(|(name, _)| format!("    nodes.add_backend({name});\n")).collect();
+    format!(
+        "vcl 4.1;\nimport directors;\n\n{backends}\nsub vcl_init {{\n    new nodes = directors.shard();\n\
+         {add}    nodes.reconfigure();\n}}\n\nsub vcl_recv {{\n\
+         \x20   set req.backend_hint = nodes.backend(by=KEY,\n\
+         \x20       key=nodes.key(regsub(req.url, \"^(/app/[^/]+/[^/]+)/.*$\", \"\\1\")));\n\
+         \x20   return (pass);\n}}\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varnish_passes_everything_through_the_shard_director() {
+        let nodes: Vec<(String, SocketAddr)> = (1..=2)
+            .map(|i| (format!("n{i}"), SocketAddr::from(([127, 0, 0, 1], 7000 + i))))
+            .collect();
+        let vcl = varnish_vcl(&nodes);
+        assert!(vcl.starts_with("vcl 4.1;\nimport directors;"), "{vcl}");
+        assert!(vcl.contains("backend n2 { .host = \"127.0.0.1\"; .port = \"7002\"; }"), "{vcl}");
+        assert!(vcl.contains("new nodes = directors.shard();"), "{vcl}");
+        assert!(vcl.contains("nodes.add_backend(n1);\n    nodes.add_backend(n2);"), "{vcl}");
+        assert!(vcl.contains("nodes.reconfigure();"), "{vcl}");
+        assert!(vcl.contains("regsub(req.url, \"^(/app/[^/]+/[^/]+)/.*$\", \"\\1\")"), "{vcl}");
+        assert!(vcl.contains("return (pass);"), "{vcl}");
+        let dir = std::env::temp_dir();
+        let tools = Tools { varnish: Some("/usr/sbin/varnishd".into()), ..Tools::default() };
+        let addr = SocketAddr::from(([127, 0, 0, 1], 6081));
+        assert!(command(Anchor::Varnish, &tools, &nodes, &dir, addr, true).is_err());
+    }
 }

@@ -51,7 +51,7 @@ impl FromStr for System {
         let policy = policy.parse().map_err(|_| {
             let names: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.name()).collect();
             format!(
-                "{s:?}: expected a policy ({}) with an optional /per-router, haproxy or nginx",
+                "{s:?}: expected a policy ({}) with an optional /per-router, haproxy, nginx or varnish",
                 names.join(", ")
             )
         })?;
