@@ -38,7 +38,7 @@ DURATION=${DURATION:-8s}
 WARMUP=${WARMUP:-4s}
 OUT=${OUT:-$ROOT/bench/results/experiments}
 TRACE=${TRACE:-$ROOT/../shared/traces/epa_aug95.log.gz}
-ORIGIN_MBIT=${ORIGIN_MBIT:-160}
+ORIGIN_MBIT=${ORIGIN_MBIT:-80}
 ORIGIN_QUEUE_KB=${ORIGIN_QUEUE_KB:-1024}
 
 ensure_tools haproxy nginx varnishd:varnish
@@ -107,15 +107,20 @@ PY
     origin)
         # The usual sizing (16/16/8/8 MiB, a 36 MiB store); for the EPA log (108 MiB) the
         # caches are scaled by 3 so that it too is 3/4 of all caches, more than twice the
-        # largest. tc shapes only this namespace's loopback, never the machine's.
+        # largest. The warm-ups let every front-end fetch the data set once through the
+        # link (36 MiB and 108 MiB at 10 MB/s take about 4 and 11 s). tc shapes only this
+        # namespace's loopback, never the machine's.
         origin=(bench experiment origin --origin-mbit "$ORIGIN_MBIT"
             --origin-queue-kb "$ORIGIN_QUEUE_KB" --varnish "$(tool_path varnishd)"
-            --systems wrr,hash,bounded,lard,lard-r,haproxy,nginx,varnish "${COMMON[@]}")
+            --haproxy "$(tool_path haproxy)" --nginx "$(tool_path nginx)"
+            --systems wrr,hash,bounded,lard,lard-r,haproxy,nginx,varnish
+            --rounds "$ROUNDS" --duration "$DURATION")
         unshare -n "$LARDER" "${origin[@]}" --workloads static-uniform,static-zipf \
-            --out "$OUT/origin"
+            --warmup "${ORIGIN_WARMUP:-6s}" --out "$OUT/origin"
         if [ -f "$TRACE" ]; then
             unshare -n "$LARDER" "${origin[@]}" --workloads trace --trace "$TRACE" \
-                --cache-mb 48,48,24,24 --out "$OUT/origin/trace"
+                --cache-mb 48,48,24,24 --warmup "${ORIGIN_TRACE_WARMUP:-12s}" \
+                --out "$OUT/origin/trace"
         fi
         ;;
     *)

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bench::{BaseUrl, Config, Mode, Plan, RampLimits, Report};
 
-use crate::cpu_time::{cpu_seconds, own_cpu_seconds};
+use crate::cpu_time::{group_cpu_seconds, own_cpu_seconds};
 use crate::error::{LabError, Result};
 use crate::front::{self, Front, System};
 use crate::launcher::Launcher;
@@ -26,7 +26,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// CPU seconds used so far by the front-end, the nodes and this process.
 fn cpu_now(front: &Front, nodes: &Nodes) -> [f64; 3] {
-    let front_cpu = front.pids().into_iter().map(cpu_seconds).sum();
+    let front_cpu = front.pids().into_iter().map(group_cpu_seconds).sum();
     [front_cpu, nodes.cpu_seconds(), own_cpu_seconds()]
 }
 
