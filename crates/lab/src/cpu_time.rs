@@ -44,11 +44,14 @@ mod tests {
 
     #[test]
     fn own_cpu_time_is_read() {
-        // Burn a little CPU so the counter cannot be 0 by accident of timing.
+        // Burn CPU until the counter moves (a clock tick of CPU, however busy the machine
+        // is), bounded in time.
         let mut x = 0u64;
         let start = Instant::now();
-        while start.elapsed() < Duration::from_millis(30) {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        while own_cpu_seconds() == 0.0 && start.elapsed() < Duration::from_secs(30) {
+            for _ in 0..100_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
         }
         std::hint::black_box(x);
         assert!(own_cpu_seconds() > 0.0);
