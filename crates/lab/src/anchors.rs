@@ -101,16 +101,19 @@ pub fn command(
     anchor: Anchor,
     tools: &Tools,
     nodes: &[(String, SocketAddr)],
+    weights: &[u32],
     dir: &Path,
     addr: SocketAddr,
     shared: bool,
 ) -> Result<Command> {
+    let weight = |i: usize| weights.get(i).copied().unwrap_or(1);
     let reuseport = if shared { " reuseport" } else { "" };
     let exe = tools
         .path(anchor)
         .ok_or_else(|| LabError::Invalid(format!("{anchor} is not installed")))?;
-    let servers = |line: &dyn Fn(&str, &SocketAddr) -> String| {
-        nodes.iter().map(|(name, a)| line(name, a)).collect::<Vec<_>>().join("\n")
+    let servers = |line: &dyn Fn(&str, &SocketAddr, u32) -> String| {
+        let lines = nodes.iter().enumerate().map(|(i, (name, a))| line(name, a, weight(i)));
+        lines.collect::<Vec<_>>().join("\n")
     };
     let (file, conf) = match anchor {
         Anchor::Haproxy => (
@@ -122,7 +125,7 @@ pub fn command(
                  frontend f\n    bind {addr}\n    default_backend nodes\n\
                  backend nodes\n    balance uri depth 3\n    hash-type consistent\n\
                  \x20   hash-balance-factor 125\n{}\n",
-                servers(&|name, a| format!("    server {name} {a}"))
+                servers(&|name, a, w| format!("    server {name} {a} weight {w}"))
             ),
         ),
         Anchor::Nginx => {
@@ -141,7 +144,7 @@ pub fn command(
                      \x20   server {{\n        listen {addr}{reuseport};\n        location / {{\n\
                      \x20           proxy_pass http://nodes;\n            proxy_http_version 1.1;\n\
                      \x20           proxy_set_header Connection \"\";\n        }}\n    }}\n}}\n",
-                    servers(&|_, a| format!("        server {a};"))
+                    servers(&|_, a, w| format!("        server {a} weight={w};"))
                 ),
             )
         }
@@ -151,7 +154,7 @@ pub fn command(
                     "varnish runs as one instance on an address (it has its own threads)".into(),
                 ));
             }
-            (dir.join("varnish.vcl"), varnish_vcl(nodes))
+            (dir.join("varnish.vcl"), varnish_vcl(nodes, weights))
         }
     };
     std::fs::write(&file, conf).with_context(|| format!("writing {}", file.display()))?;
@@ -175,15 +178,21 @@ pub fn command(
 /// Varnish as a routing tier: the shard director hashes the key the other anchors hash
 /// (the path of a file, the view of a dynamic document) onto the nodes, and every request
 /// is passed, never cached by Varnish, so the caches compared are the nodes'.
-fn varnish_vcl(nodes: &[(String, SocketAddr)]) -> String {
+fn varnish_vcl(nodes: &[(String, SocketAddr)], weights: &[u32]) -> String {
     let backends: String = nodes
         .iter()
         .map(|(name, a)| {
             format!("backend {name} {{ .host = \"{}\"; .port = \"{}\"; }}\n", a.ip(), a.port())
         })
         .collect();
-    let add: String =
-        nodes.iter().map(|(name, _)| format!("    nodes.add_backend({name});\n")).collect();
+    let add: String = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            let w = weights.get(i).copied().unwrap_or(1);
+            format!("    nodes.add_backend({name}, weight={w});\n")
+        })
+        .collect();
     format!(
         "vcl 4.1;\nimport directors;\n\n{backends}\nsub vcl_init {{\n    new nodes = directors.shard();\n\
          {add}    nodes.reconfigure();\n}}\n\nsub vcl_recv {{\n\
@@ -202,17 +211,20 @@ mod tests {
         let nodes: Vec<(String, SocketAddr)> = (1..=2)
             .map(|i| (format!("n{i}"), SocketAddr::from(([127, 0, 0, 1], 7000 + i))))
             .collect();
-        let vcl = varnish_vcl(&nodes);
+        let vcl = varnish_vcl(&nodes, &[2]);
         assert!(vcl.starts_with("vcl 4.1;\nimport directors;"), "{vcl}");
         assert!(vcl.contains("backend n2 { .host = \"127.0.0.1\"; .port = \"7002\"; }"), "{vcl}");
         assert!(vcl.contains("new nodes = directors.shard();"), "{vcl}");
-        assert!(vcl.contains("nodes.add_backend(n1);\n    nodes.add_backend(n2);"), "{vcl}");
+        assert!(
+            vcl.contains("nodes.add_backend(n1, weight=2);\n    nodes.add_backend(n2, weight=1);"),
+            "{vcl}"
+        );
         assert!(vcl.contains("nodes.reconfigure();"), "{vcl}");
         assert!(vcl.contains("regsub(req.url, \"^(/app/[^/]+/[^/]+)/.*$\", \"\\1\")"), "{vcl}");
         assert!(vcl.contains("return (pass);"), "{vcl}");
         let dir = std::env::temp_dir();
         let tools = Tools { varnish: Some("/usr/sbin/varnishd".into()), ..Tools::default() };
         let addr = SocketAddr::from(([127, 0, 0, 1], 6081));
-        assert!(command(Anchor::Varnish, &tools, &nodes, &dir, addr, true).is_err());
+        assert!(command(Anchor::Varnish, &tools, &nodes, &[], &dir, addr, true).is_err());
     }
 }

@@ -117,6 +117,9 @@ pub struct ExperimentPlan {
     pub varnish: Option<PathBuf>,
     /// origin: the limited link to the origin (None: unshaped loopback).
     pub origin_link: Option<OriginLink>,
+    /// Give every front-end node weights proportional to the nodes' caches (larder
+    /// route's, HAProxy's, nginx's and Varnish's own weights) instead of equal ones.
+    pub weigh_by_cache: bool,
     pub store_dir: Option<PathBuf>,
     /// Directory for table.md, rows.json, shape.json, the SVG charts and the children's logs.
     pub out: PathBuf,
@@ -158,6 +161,7 @@ impl Default for ExperimentPlan {
             nginx: None,
             varnish: None,
             origin_link: None,
+            weigh_by_cache: false,
             store_dir: None,
             out: PathBuf::from("experiment-results"),
             verbose: false,
@@ -175,6 +179,19 @@ pub struct Setup {
     pub client_threads: usize,
     /// origin: where the origin listens and what serves it.
     pub origin: Option<OriginSetup>,
+}
+
+/// Weights proportional to `cache_mb` in lowest terms (16/16/8/8 gives 2/2/1/1).
+fn cache_weights(cache_mb: &[u64]) -> Vec<u32> {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let g = cache_mb.iter().copied().fold(0, gcd).max(1);
+    cache_mb.iter().map(|&m| u32::try_from(m / g).unwrap_or(u32::MAX)).collect()
 }
 
 /// The origin of the `origin` experiment: nginx on one address for the whole run (so the
@@ -291,6 +308,11 @@ impl ExperimentPlan {
                 cpu: pin_front,
                 // The second half of the nodes (on the last CPUs when pinned).
                 dynamic_pool: names[nodes / 2..].to_vec(),
+                weights: if self.weigh_by_cache {
+                    cache_weights(&self.cache_mb)
+                } else {
+                    Vec::new()
+                },
             },
             nodes: self
                 .cache_mb
@@ -303,5 +325,17 @@ impl ExperimentPlan {
             client_threads: self.client_threads.max(1),
             origin,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_weights_are_in_lowest_terms() {
+        assert_eq!(cache_weights(&[16, 16, 8, 8]), [2, 2, 1, 1]);
+        assert_eq!(cache_weights(&[48, 48, 24, 24]), [2, 2, 1, 1]);
+        assert_eq!(cache_weights(&[7, 5]), [7, 5]);
     }
 }

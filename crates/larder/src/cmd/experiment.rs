@@ -135,6 +135,9 @@ pub struct Args {
     /// origin: the link's queue in KiB (beyond it, packets are dropped).
     #[arg(long, value_name = "KB", default_value_t = 1024)]
     origin_queue_kb: u64,
+    /// Weigh every front-end's nodes by their caches (larder, HAProxy, nginx, Varnish).
+    #[arg(long)]
+    weigh_by_cache: bool,
     /// Where stores are kept [default: $XDG_CACHE_HOME/larder or ~/.cache/larder].
     #[arg(long, value_name = "DIR")]
     store_dir: Option<PathBuf>,
@@ -195,6 +198,7 @@ impl Args {
             origin_link: self
                 .origin_mbit
                 .map(|mbit| OriginLink { mbit, queue_kb: self.origin_queue_kb }),
+            weigh_by_cache: self.weigh_by_cache,
             store_dir: self.store_dir,
             out: self.out,
             verbose: self.verbose,
