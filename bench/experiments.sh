@@ -12,11 +12,16 @@
 #   5. disk:       what a static miss costs here: random 16 KiB O_DIRECT reads of the
 #                  locality experiment's store, one at a time (after `locality`).
 #   6. simulator:  bench/sim-vs-reality.sh: `larder sim` fitted to the locality rows.
+#   7. origin:     the nodes as a cache tier in front of an origin (nginx, one worker,
+#                  serving the store from disk) whose link is limited to $ORIGIN_MBIT
+#                  Mbit/s with tc, inside a private network namespace (unshare -n);
+#                  larder's policies against HAProxy, nginx and Varnish's shard director,
+#                  on the synthetic stores and, with caches scaled to it, the EPA log.
 #
-# Installs haproxy and nginx with apt-get when missing (see bench/lib.sh). Each part
+# Installs haproxy, nginx and varnish with apt-get when missing (see bench/lib.sh). Each part
 # writes table.md, rows.json, shape.json and SVG charts under $OUT (default bench/results/experiments).
 #
-#   bash bench/experiments.sh                 # everything (about 40 minutes on 2 cores)
+#   bash bench/experiments.sh                 # everything (about an hour on 2 cores)
 #   PARTS="locality classes" bash bench/experiments.sh
 #   ROUNDS=3 DURATION=10s bash bench/experiments.sh
 #
@@ -27,14 +32,16 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-PARTS=${PARTS:-"locality disk ramp keepalive classes simulator"}
+PARTS=${PARTS:-"locality disk ramp keepalive classes simulator origin"}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-8s}
 WARMUP=${WARMUP:-4s}
 OUT=${OUT:-$ROOT/bench/results/experiments}
 TRACE=${TRACE:-$ROOT/../shared/traces/epa_aug95.log.gz}
+ORIGIN_MBIT=${ORIGIN_MBIT:-80}
+ORIGIN_QUEUE_KB=${ORIGIN_QUEUE_KB:-1024}
 
-ensure_tools haproxy nginx
+ensure_tools haproxy nginx varnishd:varnish
 LARDER=$(larder_binary "$ROOT")
 COMMON=(--rounds "$ROUNDS" --duration "$DURATION" --warmup "$WARMUP"
     --haproxy "$(tool_path haproxy)" --nginx "$(tool_path nginx)")
@@ -97,8 +104,27 @@ PY
     simulator)
         LARDER="$LARDER" bash "$ROOT/bench/sim-vs-reality.sh" "$OUT/locality"
         ;;
+    origin)
+        # The usual sizing (16/16/8/8 MiB, a 36 MiB store); for the EPA log (108 MiB) the
+        # caches are scaled by 3 so that it too is 3/4 of all caches, more than twice the
+        # largest. The warm-ups let every front-end fetch the data set once through the
+        # link (36 MiB and 108 MiB at 10 MB/s take about 4 and 11 s). tc shapes only this
+        # namespace's loopback, never the machine's.
+        origin=(bench experiment origin --origin-mbit "$ORIGIN_MBIT"
+            --origin-queue-kb "$ORIGIN_QUEUE_KB" --varnish "$(tool_path varnishd)"
+            --haproxy "$(tool_path haproxy)" --nginx "$(tool_path nginx)"
+            --systems wrr,hash,bounded,lard,lard-r,haproxy,nginx,varnish
+            --rounds "$ROUNDS" --duration "$DURATION")
+        unshare -n "$LARDER" "${origin[@]}" --workloads static-uniform,static-zipf \
+            --warmup "${ORIGIN_WARMUP:-6s}" --out "$OUT/origin"
+        if [ -f "$TRACE" ]; then
+            unshare -n "$LARDER" "${origin[@]}" --workloads trace --trace "$TRACE" \
+                --cache-mb 48,48,24,24 --warmup "${ORIGIN_TRACE_WARMUP:-12s}" \
+                --out "$OUT/origin/trace"
+        fi
+        ;;
     *)
-        echo "unknown part $part (locality, disk, ramp, keepalive, classes, simulator)" >&2
+        echo "unknown part $part (locality, disk, ramp, keepalive, classes, simulator, origin)" >&2
         exit 2
         ;;
     esac

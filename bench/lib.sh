@@ -1,12 +1,14 @@
 # Shared by the benchmark scripts (sourced, not run): installing what a script needs,
 # finding the larder binary, and loopback ports. Touches only loopback.
 
-# ensure_tools TOOL...: install the Debian package of each missing tool (the package has
-# the tool's name), looking in /usr/sbin too since nginx and haproxy live there.
+# ensure_tools TOOL[:PACKAGE]...: install the Debian package of each missing tool (the
+# package has the tool's name unless given, as in varnishd:varnish), looking in /usr/sbin
+# too since nginx, haproxy and varnishd live there.
 ensure_tools() {
-    local need=() tool
-    for tool in "$@"; do
-        command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || need+=("$tool")
+    local need=() spec tool
+    for spec in "$@"; do
+        tool=${spec%%:*}
+        command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || need+=("${spec#*:}")
     done
     if [ ${#need[@]} -gt 0 ]; then
         export DEBIAN_FRONTEND=noninteractive

@@ -1,6 +1,9 @@
 //! The anchors operators run today, in front of the same nodes as larder route: HAProxy
 //! (`balance uri`, `hash-type consistent`, `hash-balance-factor 125`) and nginx
-//! (`hash … consistent`), each on one thread.
+//! (`hash … consistent`), each on one thread, and Varnish's shard director (vmod_directors,
+//! consistent hashing on the key) with Varnish itself caching nothing (`return (pass)`), so
+//! what is compared is where requests go, over the same caching nodes. Varnish runs a
+//! thread per connection, as it always does.
 //!
 //! The anchors hash what larder's mapper keys on: the path for a static file, the view
 //! (`/app/<db>/<view>`) for a dynamic document (HAProxy's `balance uri depth 3`, an nginx
@@ -18,15 +21,19 @@ use crate::error::{Context, LabError, Result};
 pub enum Anchor {
     Haproxy,
     Nginx,
+    Varnish,
 }
 
 impl Anchor {
-    pub const ALL: [Anchor; 2] = [Anchor::Haproxy, Anchor::Nginx];
+    pub const ALL: [Anchor; 3] = [Anchor::Haproxy, Anchor::Nginx, Anchor::Varnish];
+    /// The proxies the locality experiments compare by default.
+    pub const PROXIES: [Anchor; 2] = [Anchor::Haproxy, Anchor::Nginx];
 
     pub fn name(self) -> &'static str {
         match self {
             Anchor::Haproxy => "haproxy",
             Anchor::Nginx => "nginx",
+            Anchor::Varnish => "varnish",
         }
     }
 }
@@ -42,14 +49,21 @@ impl fmt::Display for Anchor {
 pub struct Tools {
     pub haproxy: Option<PathBuf>,
     pub nginx: Option<PathBuf>,
+    /// `varnishd`.
+    pub varnish: Option<PathBuf>,
 }
 
 impl Tools {
-    /// The given paths, else `haproxy`/`nginx` from PATH or /usr/sbin.
-    pub fn find(haproxy: Option<PathBuf>, nginx: Option<PathBuf>) -> Tools {
+    /// The given paths, else `haproxy`/`nginx`/`varnishd` from PATH or /usr/sbin.
+    pub fn find(
+        haproxy: Option<PathBuf>,
+        nginx: Option<PathBuf>,
+        varnish: Option<PathBuf>,
+    ) -> Tools {
         Tools {
             haproxy: haproxy.or_else(|| lookup("haproxy")),
             nginx: nginx.or_else(|| lookup("nginx")),
+            varnish: varnish.or_else(|| lookup("varnishd")),
         }
     }
 
@@ -57,6 +71,7 @@ impl Tools {
         match anchor {
             Anchor::Haproxy => self.haproxy.as_ref(),
             Anchor::Nginx => self.nginx.as_ref(),
+            Anchor::Varnish => self.varnish.as_ref(),
         }
     }
 
@@ -86,16 +101,19 @@ pub fn command(
     anchor: Anchor,
     tools: &Tools,
     nodes: &[(String, SocketAddr)],
+    weights: &[u32],
     dir: &Path,
     addr: SocketAddr,
     shared: bool,
 ) -> Result<Command> {
+    let weight = |i: usize| weights.get(i).copied().unwrap_or(1);
     let reuseport = if shared { " reuseport" } else { "" };
     let exe = tools
         .path(anchor)
         .ok_or_else(|| LabError::Invalid(format!("{anchor} is not installed")))?;
-    let servers = |line: &dyn Fn(&str, &SocketAddr) -> String| {
-        nodes.iter().map(|(name, a)| line(name, a)).collect::<Vec<_>>().join("\n")
+    let servers = |line: &dyn Fn(&str, &SocketAddr, u32) -> String| {
+        let lines = nodes.iter().enumerate().map(|(i, (name, a))| line(name, a, weight(i)));
+        lines.collect::<Vec<_>>().join("\n")
     };
     let (file, conf) = match anchor {
         Anchor::Haproxy => (
@@ -107,7 +125,7 @@ pub fn command(
                  frontend f\n    bind {addr}\n    default_backend nodes\n\
                  backend nodes\n    balance uri depth 3\n    hash-type consistent\n\
                  \x20   hash-balance-factor 125\n{}\n",
-                servers(&|name, a| format!("    server {name} {a}"))
+                servers(&|name, a, w| format!("    server {name} {a} weight {w}"))
             ),
         ),
         Anchor::Nginx => {
@@ -126,9 +144,17 @@ pub fn command(
                      \x20   server {{\n        listen {addr}{reuseport};\n        location / {{\n\
                      \x20           proxy_pass http://nodes;\n            proxy_http_version 1.1;\n\
                      \x20           proxy_set_header Connection \"\";\n        }}\n    }}\n}}\n",
-                    servers(&|_, a| format!("        server {a};"))
+                    servers(&|_, a, w| format!("        server {a} weight={w};"))
                 ),
             )
+        }
+        Anchor::Varnish => {
+            if shared {
+                return Err(LabError::Invalid(
+                    "varnish runs as one instance on an address (it has its own threads)".into(),
+                ));
+            }
+            (dir.join("varnish.vcl"), varnish_vcl(nodes, weights))
         }
     };
     std::fs::write(&file, conf).with_context(|| format!("writing {}", file.display()))?;
@@ -136,6 +162,69 @@ pub fn command(
     match anchor {
         Anchor::Haproxy => cmd.arg("-f").arg(&file).arg("-db"),
         Anchor::Nginx => cmd.arg("-c").arg(&file).arg("-p").arg(dir),
+        // In the foreground, no jail (it runs as whoever runs the lab), its working
+        // directory in the run's, and a little storage: passed responses only pass through.
+        Anchor::Varnish => cmd
+            .args(["-F", "-j", "none", "-s", "malloc,16m", "-a"])
+            .arg(addr.to_string())
+            .arg("-f")
+            .arg(&file)
+            .arg("-n")
+            .arg(dir.join("varnish")),
     };
     Ok(cmd)
+}
+
+/// Varnish as a routing tier: the shard director hashes the key the other anchors hash
+/// (the path of a file, the view of a dynamic document) onto the nodes, and every request
+/// is passed, never cached by Varnish, so the caches compared are the nodes'.
+fn varnish_vcl(nodes: &[(String, SocketAddr)], weights: &[u32]) -> String {
+    let backends: String = nodes
+        .iter()
+        .map(|(name, a)| {
+            format!("backend {name} {{ .host = \"{}\"; .port = \"{}\"; }}\n", a.ip(), a.port())
+        })
+        .collect();
+    let add: String = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            let w = weights.get(i).copied().unwrap_or(1);
+            format!("    nodes.add_backend({name}, weight={w});\n")
+        })
+        .collect();
+    format!(
+        "vcl 4.1;\nimport directors;\n\n{backends}\nsub vcl_init {{\n    new nodes = directors.shard();\n\
+         {add}    nodes.reconfigure();\n}}\n\nsub vcl_recv {{\n\
+         \x20   set req.backend_hint = nodes.backend(by=KEY,\n\
+         \x20       key=nodes.key(regsub(req.url, \"^(/app/[^/]+/[^/]+)/.*$\", \"\\1\")));\n\
+         \x20   return (pass);\n}}\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varnish_passes_everything_through_the_shard_director() {
+        let nodes: Vec<(String, SocketAddr)> = (1..=2)
+            .map(|i| (format!("n{i}"), SocketAddr::from(([127, 0, 0, 1], 7000 + i))))
+            .collect();
+        let vcl = varnish_vcl(&nodes, &[2]);
+        assert!(vcl.starts_with("vcl 4.1;\nimport directors;"), "{vcl}");
+        assert!(vcl.contains("backend n2 { .host = \"127.0.0.1\"; .port = \"7002\"; }"), "{vcl}");
+        assert!(vcl.contains("new nodes = directors.shard();"), "{vcl}");
+        assert!(
+            vcl.contains("nodes.add_backend(n1, weight=2);\n    nodes.add_backend(n2, weight=1);"),
+            "{vcl}"
+        );
+        assert!(vcl.contains("nodes.reconfigure();"), "{vcl}");
+        assert!(vcl.contains("regsub(req.url, \"^(/app/[^/]+/[^/]+)/.*$\", \"\\1\")"), "{vcl}");
+        assert!(vcl.contains("return (pass);"), "{vcl}");
+        let dir = std::env::temp_dir();
+        let tools = Tools { varnish: Some("/usr/sbin/varnishd".into()), ..Tools::default() };
+        let addr = SocketAddr::from(([127, 0, 0, 1], 6081));
+        assert!(command(Anchor::Varnish, &tools, &nodes, &[], &dir, addr, true).is_err());
+    }
 }

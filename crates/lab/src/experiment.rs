@@ -15,6 +15,7 @@ use crate::child::{self, Logs};
 use crate::error::{Context, LabError, Result};
 use crate::launcher::{larder_exe, Launcher};
 use crate::measure::{self, RunSpec};
+use crate::origin_link;
 use crate::plan::{ExperimentPlan, Kind, Setup};
 use crate::results::{self, Row};
 use crate::run_dir::RunDir;
@@ -51,6 +52,9 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
         alpha: plan.alpha,
         seed: plan.seed,
     };
+    if let Some(origin) = &setup.origin {
+        origin_link::prepare(plan.origin_link.as_ref(), origin.addr.port())?;
+    }
     let header = describe(plan, &setup);
     println!("{header}");
     let mut rows = Vec::new();
@@ -71,7 +75,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
             ));
             let extra = match plan.kind {
                 Kind::Classes => Some(dynamic_part(&sizing, &store_root)?),
-                Kind::Locality => None,
+                Kind::Locality | Kind::Origin => None,
             };
             for &connections in &plan.connections {
                 for round in 0..plan.rounds {
@@ -112,7 +116,10 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     progress.finish();
     let baseline = plan.baseline();
     print!("{}", results::render_table(&rows, baseline));
-    let claims = results::claims(&rows);
+    let claims = match plan.kind {
+        Kind::Origin => results::origin_claims(&rows),
+        Kind::Locality | Kind::Classes => results::claims(&rows),
+    };
     if !claims.is_empty() {
         println!("\nclaims:");
         for c in &claims {
@@ -170,6 +177,13 @@ fn describe(plan: &ExperimentPlan, setup: &Setup) -> String {
     }
     let load = match plan.kind {
         Kind::Locality => format!("{} users", plan.users),
+        Kind::Origin => {
+            let link = plan.origin_link.map_or("origin link unshaped".into(), |l| l.describe());
+            format!(
+                "{} users; origin nginx (one worker) serving the store from disk; {link}",
+                plan.users
+            )
+        }
         Kind::Classes => {
             format!("open loop {} req/s ({}% dynamic)", plan.rate, plan.dynamic_share * 100.0)
         }

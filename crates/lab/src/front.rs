@@ -51,7 +51,7 @@ impl FromStr for System {
         let policy = policy.parse().map_err(|_| {
             let names: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.name()).collect();
             format!(
-                "{s:?}: expected a policy ({}) with an optional /per-router, haproxy or nginx",
+                "{s:?}: expected a policy ({}) with an optional /per-router, haproxy, nginx or varnish",
                 names.join(", ")
             )
         })?;
@@ -87,6 +87,8 @@ pub struct RouterSetup {
     pub cpu: Option<usize>,
     /// For `class`: the nodes (by name) that serve dynamic content.
     pub dynamic_pool: Vec<String>,
+    /// Each node's weight, in order, for every front-end (empty: all equal).
+    pub weights: Vec<u32>,
 }
 
 /// A started front-end (stopped when dropped) and the address clients use.
@@ -153,7 +155,15 @@ pub fn start(
                 };
                 std::fs::create_dir_all(&own)
                     .with_context(|| format!("creating {}", own.display()))?;
-                let mut cmd = anchors::command(anchor, tools, nodes, &own, addr, instances > 1)?;
+                let mut cmd = anchors::command(
+                    anchor,
+                    tools,
+                    nodes,
+                    &setup.weights,
+                    &own,
+                    addr,
+                    instances > 1,
+                )?;
                 if let Some(cpu) = setup.cpu {
                     child::pin(&mut cmd, cpu);
                 }
@@ -190,6 +200,9 @@ fn larder_config(
         nodes: started_nodes(nodes),
         ..RouterConfig::default()
     };
+    for (node, &weight) in c.nodes.iter_mut().zip(&setup.weights) {
+        node.weight = weight;
+    }
     c.policy.kind = policy.to_string();
     c.admin.listen = String::new();
     // HACC places subtrees. The default depth 1 would make every document of the stores
@@ -238,8 +251,12 @@ mod tests {
 
     #[test]
     fn class_config_names_the_dynamic_pool() {
-        let setup =
-            RouterSetup { threads: 1, cpu: None, dynamic_pool: vec!["n3".into(), "n4".into()] };
+        let setup = RouterSetup {
+            threads: 1,
+            cpu: None,
+            dynamic_pool: vec!["n3".into(), "n4".into()],
+            weights: vec![2, 2, 1, 1],
+        };
         let nodes: Vec<(String, SocketAddr)> =
             (1..=4).map(|i| (format!("n{i}"), SocketAddr::from(([127, 0, 0, 1], i)))).collect();
         let c = larder_config(PolicyKind::Class, &setup, &nodes);
@@ -249,6 +266,7 @@ mod tests {
         assert_eq!(c.policy.classes[0].nodes, ["n3", "n4"]);
         assert_eq!(c.threads, 1);
         assert_eq!(c.nodes[0].name, "n1");
+        assert_eq!(c.nodes.iter().map(|n| n.weight).collect::<Vec<_>>(), [2, 2, 1, 1]);
         assert!(c.nodes[0].load_report);
         assert_eq!(c.admin.listen, "");
     }

@@ -17,7 +17,9 @@
 //! - `store`: synthetic document stores, written once and reused.
 //! - `nodes`: starting larder nodes.
 //! - `route`: starting larder route on a [`router::RouterConfig`].
-//! - `anchors`: HAProxy and nginx configured as operators would.
+//! - `anchors`: HAProxy, nginx and Varnish configured as operators would.
+//! - `origin`: the origin experiment's origin (nginx serving the store).
+//! - `origin_link`: its link, limited with `tc` inside a private network namespace.
 //! - `front`: the front-end under test ([`System`]): larder route with a policy, or an anchor.
 //! - `up`: `larder up` ([`UpConfig`]): nodes and one or more routers on one address.
 //!
@@ -50,6 +52,8 @@ pub mod launcher;
 pub mod load_report;
 pub mod measure;
 pub mod nodes;
+pub mod origin;
+pub mod origin_link;
 pub mod plan;
 pub mod probe;
 pub mod progress;
@@ -66,6 +70,7 @@ pub mod workload;
 
 pub use error::LabError;
 pub use front::System;
+pub use origin_link::OriginLink;
 pub use plan::{Connections, ExperimentPlan, Kind, Ramp};
 pub use up::UpConfig;
 pub use workload::{DynCost, WorkloadKind};

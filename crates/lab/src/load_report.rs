@@ -12,6 +12,9 @@ pub struct NodeCounters {
     pub hits: u64,
     pub misses: u64,
     pub disk_read_bytes: u64,
+    /// Requests sent to origins, and the response bytes received from them.
+    pub origin_fetches: u64,
+    pub origin_bytes: u64,
 }
 
 impl NodeCounters {
@@ -21,6 +24,8 @@ impl NodeCounters {
             hits: self.hits.saturating_sub(earlier.hits),
             misses: self.misses.saturating_sub(earlier.misses),
             disk_read_bytes: self.disk_read_bytes.saturating_sub(earlier.disk_read_bytes),
+            origin_fetches: self.origin_fetches.saturating_sub(earlier.origin_fetches),
+            origin_bytes: self.origin_bytes.saturating_sub(earlier.origin_bytes),
         }
     }
 }
@@ -36,6 +41,8 @@ pub fn read(addr: SocketAddr) -> Result<NodeCounters> {
         hits: report.hits,
         misses: report.misses,
         disk_read_bytes: report.disk_read_bytes,
+        origin_fetches: report.origin_fetches,
+        origin_bytes: report.origin_bytes,
     })
 }
 
@@ -45,9 +52,28 @@ mod tests {
 
     #[test]
     fn counters_subtract() {
-        let a = NodeCounters { hits: 10, misses: 5, disk_read_bytes: 100 };
-        let b = NodeCounters { hits: 25, misses: 6, disk_read_bytes: 100 };
-        assert_eq!(b.since(&a), NodeCounters { hits: 15, misses: 1, disk_read_bytes: 0 });
+        let a = NodeCounters {
+            hits: 10,
+            misses: 5,
+            disk_read_bytes: 100,
+            origin_fetches: 5,
+            origin_bytes: 80,
+        };
+        let b = NodeCounters {
+            hits: 25,
+            misses: 6,
+            disk_read_bytes: 100,
+            origin_fetches: 6,
+            origin_bytes: 96,
+        };
+        let d = NodeCounters {
+            hits: 15,
+            misses: 1,
+            disk_read_bytes: 0,
+            origin_fetches: 1,
+            origin_bytes: 16,
+        };
+        assert_eq!(b.since(&a), d);
         assert_eq!(a.since(&b), NodeCounters::default());
     }
 }

@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use bench::{BaseUrl, Config, Mode, Plan, RampLimits, Report};
 
-use crate::cpu_time::{cpu_seconds, own_cpu_seconds};
+use crate::cpu_time::{group_cpu_seconds, own_cpu_seconds};
 use crate::error::{LabError, Result};
 use crate::front::{self, Front, System};
 use crate::launcher::Launcher;
 use crate::load_report::NodeCounters;
 use crate::nodes::{self, Nodes};
+use crate::origin;
 use crate::plan::{Connections, ExperimentPlan, Kind, Ramp, Setup};
 use crate::probe;
 use crate::results::Row;
@@ -25,7 +26,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// CPU seconds used so far by the front-end, the nodes and this process.
 fn cpu_now(front: &Front, nodes: &Nodes) -> [f64; 3] {
-    let front_cpu = front.pids().into_iter().map(cpu_seconds).sum();
+    let front_cpu = front.pids().into_iter().map(group_cpu_seconds).sum();
     [front_cpu, nodes.cpu_seconds(), own_cpu_seconds()]
 }
 
@@ -57,9 +58,32 @@ pub fn run_one(
     if let Some(d) = dynamic {
         node_args.extend(d.node_args.iter().cloned());
     }
-    // Stopped when dropped: the front-end first, then the nodes behind it.
-    let nodes = nodes::start(launcher, &w.docroot, &setup.nodes, &node_args, deadline)?
-        .ok_or(LabError::Interrupted)?;
+    // Stopped when dropped: the front-end first, then the nodes behind it, then the origin.
+    let (origin, nodes) = match &setup.origin {
+        Some(o) => {
+            let group = origin::start(
+                launcher,
+                &o.nginx,
+                &w.docroot,
+                o.addr,
+                dir,
+                w.probe_path(),
+                deadline,
+            )?
+            .ok_or(LabError::Interrupted)?;
+            let url = format!("http://{}", o.addr);
+            let nodes = nodes::start_caching(
+                launcher,
+                &[url],
+                &setup.nodes,
+                &w.caching_node_args(),
+                deadline,
+            )?;
+            (Some(group), nodes)
+        }
+        None => (None, nodes::start(launcher, &w.docroot, &setup.nodes, &node_args, deadline)?),
+    };
+    let nodes = nodes.ok_or(LabError::Interrupted)?;
     let front = front::start(
         launcher,
         system,
@@ -74,6 +98,7 @@ pub fn run_one(
     let measured = measure(plan, setup, w, dynamic, &front, &nodes, connections);
     drop(front);
     drop(nodes);
+    drop(origin);
     let mut row = measured?;
     row.workload = w.kind.to_string();
     row.system = front::label(system, run.routers);
@@ -149,6 +174,12 @@ fn measure(
         static_p99_ms: dynamic.map(|_| main.total.latency_ms.p99),
         dynamic_mean_ms: reports.get(1).map(|r| r.total.latency_ms.mean),
         picks_on_holders,
+        origin_requests_per_request: (plan.kind == Kind::Origin).then(|| {
+            delta.iter().map(|d| d.origin_fetches).sum::<u64>() as f64 / requests.max(1) as f64
+        }),
+        origin_bytes_per_request: (plan.kind == Kind::Origin).then(|| {
+            delta.iter().map(|d| d.origin_bytes).sum::<u64>() as f64 / requests.max(1) as f64
+        }),
     })
 }
 

@@ -2,6 +2,7 @@
 //! from its flags, `larder up --bench` from its own), and the checks and defaults that
 //! turn it into the [`Setup`] fixed for the whole run.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -10,7 +11,9 @@ use bench::RampSpec;
 use crate::anchors::{Anchor, Tools};
 use crate::error::{invalid, Result};
 use crate::front::{RouterSetup, System};
+use crate::launcher::local_address;
 use crate::nodes::NodeSpec;
+use crate::origin_link::OriginLink;
 use crate::workload::{Content, DynCost, WorkloadKind};
 use policy::PolicyKind;
 
@@ -25,6 +28,9 @@ pub enum Kind {
     /// Static files with a share of CPU-heavy dynamic requests: response time of the
     /// static ones under `class` routing vs `rr` (HACC's ASP case).
     Classes,
+    /// Caching nodes in front of an origin (nginx serving the store) over a link of
+    /// limited bandwidth: a miss costs origin egress, as it does for a cache tier.
+    Origin,
 }
 
 impl Kind {
@@ -33,6 +39,7 @@ impl Kind {
         match self {
             Kind::Locality => "locality",
             Kind::Classes => "classes",
+            Kind::Origin => "origin",
         }
     }
 }
@@ -106,6 +113,13 @@ pub struct ExperimentPlan {
     pub larder: Option<PathBuf>,
     pub haproxy: Option<PathBuf>,
     pub nginx: Option<PathBuf>,
+    /// `varnishd`.
+    pub varnish: Option<PathBuf>,
+    /// origin: the limited link to the origin (None: unshaped loopback).
+    pub origin_link: Option<OriginLink>,
+    /// Give every front-end node weights proportional to the nodes' caches (larder
+    /// route's, HAProxy's, nginx's and Varnish's own weights) instead of equal ones.
+    pub weigh_by_cache: bool,
     pub store_dir: Option<PathBuf>,
     /// Directory for table.md, rows.json, shape.json, the SVG charts and the children's logs.
     pub out: PathBuf,
@@ -145,6 +159,9 @@ impl Default for ExperimentPlan {
             larder: None,
             haproxy: None,
             nginx: None,
+            varnish: None,
+            origin_link: None,
+            weigh_by_cache: false,
             store_dir: None,
             out: PathBuf::from("experiment-results"),
             verbose: false,
@@ -160,13 +177,36 @@ pub struct Setup {
     pub workloads: Vec<WorkloadKind>,
     pub systems: Vec<System>,
     pub client_threads: usize,
+    /// origin: where the origin listens and what serves it.
+    pub origin: Option<OriginSetup>,
+}
+
+/// Weights proportional to `cache_mb` in lowest terms (16/16/8/8 gives 2/2/1/1).
+fn cache_weights(cache_mb: &[u64]) -> Vec<u32> {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let g = cache_mb.iter().copied().fold(0, gcd).max(1);
+    cache_mb.iter().map(|&m| u32::try_from(m / g).unwrap_or(u32::MAX)).collect()
+}
+
+/// The origin of the `origin` experiment: nginx on one address for the whole run (so the
+/// link's filter names one port), started afresh in every run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OriginSetup {
+    pub addr: SocketAddr,
+    pub nginx: PathBuf,
 }
 
 impl ExperimentPlan {
     /// The system the table's ratios are to.
     pub fn baseline(&self) -> &'static str {
         match self.kind {
-            Kind::Locality => "wrr",
+            Kind::Locality | Kind::Origin => "wrr",
             Kind::Classes => "rr",
         }
     }
@@ -179,7 +219,7 @@ impl ExperimentPlan {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let nodes = self.cache_mb.len();
         let pin: Vec<Option<usize>> = match (&self.pin[..], self.kind) {
-            ([], Kind::Locality) => vec![None; nodes],
+            ([], Kind::Locality | Kind::Origin) => vec![None; nodes],
             ([], Kind::Classes) => (0..nodes).map(|i| Some(i * cpus / nodes)).collect(),
             (p, _) if p.len() == nodes => p.iter().map(|&c| Some(c)).collect(),
             (p, _) => invalid!("--pin gives {} CPUs for {nodes} nodes", p.len()),
@@ -187,7 +227,7 @@ impl ExperimentPlan {
         let pin_front = match (self.pin_front, self.kind) {
             (Some(cpu), _) => Some(cpu),
             (None, Kind::Classes) => pin[0],
-            (None, Kind::Locality) => None,
+            (None, Kind::Locality | Kind::Origin) => None,
         };
         if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
             invalid!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
@@ -204,13 +244,16 @@ impl ExperimentPlan {
         if !(self.dynamic_share > 0.0 && self.dynamic_share < 1.0) {
             invalid!("--dynamic-share must be between 0 and 1");
         }
-        let tools = Tools::find(self.haproxy.clone(), self.nginx.clone());
+        let tools = Tools::find(self.haproxy.clone(), self.nginx.clone(), self.varnish.clone());
         let mut systems = self.systems.clone();
         if systems.is_empty() {
             use PolicyKind::*;
             let (policies, anchors): (&[PolicyKind], &[Anchor]) = match self.kind {
-                Kind::Locality => (&[Wrr, Least, Hash, Bounded, Lard, LardR, Hacc], &Anchor::ALL),
+                Kind::Locality => {
+                    (&[Wrr, Least, Hash, Bounded, Lard, LardR, Hacc], &Anchor::PROXIES)
+                }
                 Kind::Classes => (&[Rr, Class], &[]),
+                Kind::Origin => (&[Wrr, Hash, Bounded, Lard, LardR], &Anchor::ALL),
             };
             let policies = policies.iter().map(|&p| System::larder(p));
             systems = policies.chain(anchors.iter().map(|&a| System::Anchor(a))).collect();
@@ -237,8 +280,21 @@ impl ExperimentPlan {
             workloads = match self.kind {
                 Kind::Locality => vec![dynamic, fixed],
                 Kind::Classes => vec![fixed],
+                Kind::Origin => vec![fixed, WorkloadKind::new(Content::Static, true)],
             };
         }
+        if self.kind == Kind::Origin && workloads.iter().any(|w| w.content == Content::Dynamic) {
+            invalid!("the origin experiment serves files (static or trace workloads), not views");
+        }
+        let origin = match self.kind {
+            Kind::Origin => {
+                let Some(nginx) = tools.nginx.clone() else {
+                    invalid!("the origin experiment's origin is nginx: install it or give --nginx");
+                };
+                Some(OriginSetup { addr: local_address(None)?, nginx })
+            }
+            _ => None,
+        };
         if self.kind == Kind::Classes && workloads.iter().any(|w| w.content != Content::Static) {
             invalid!(
                 "the classes experiment mixes its own dynamic requests into static workloads only"
@@ -252,6 +308,11 @@ impl ExperimentPlan {
                 cpu: pin_front,
                 // The second half of the nodes (on the last CPUs when pinned).
                 dynamic_pool: names[nodes / 2..].to_vec(),
+                weights: if self.weigh_by_cache {
+                    cache_weights(&self.cache_mb)
+                } else {
+                    Vec::new()
+                },
             },
             nodes: self
                 .cache_mb
@@ -262,6 +323,19 @@ impl ExperimentPlan {
             workloads,
             systems,
             client_threads: self.client_threads.max(1),
+            origin,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_weights_are_in_lowest_terms() {
+        assert_eq!(cache_weights(&[16, 16, 8, 8]), [2, 2, 1, 1]);
+        assert_eq!(cache_weights(&[48, 48, 24, 24]), [2, 2, 1, 1]);
+        assert_eq!(cache_weights(&[7, 5]), [7, 5]);
     }
 }

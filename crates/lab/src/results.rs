@@ -41,6 +41,12 @@ pub struct Row {
     /// the run) that went to a node holding the target by the node's own report.
     #[serde(default)]
     pub picks_on_holders: Option<f64>,
+    /// Caching nodes: requests the nodes sent to the origin per client request.
+    #[serde(default)]
+    pub origin_requests_per_request: Option<f64>,
+    /// Caching nodes: bytes the origin sent per client request.
+    #[serde(default)]
+    pub origin_bytes_per_request: Option<f64>,
 }
 
 /// Rows of one (workload, connections) group, by system in first-seen order.
@@ -107,6 +113,9 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
         let ramp = systems.iter().any(|(_, runs)| runs.iter().any(|r| r.users_sustained.is_some()));
         let agreement =
             systems.iter().any(|(_, runs)| runs.iter().any(|r| r.picks_on_holders.is_some()));
+        let origin = systems
+            .iter()
+            .any(|(_, runs)| runs.iter().any(|r| r.origin_bytes_per_request.is_some()));
         let mut head = format!(
             "| system | req/s | × {base_name} | hit ratio | mean ms | p99 ms | errors | disk MB/s | CPU µs/req router · nodes · client |"
         );
@@ -118,6 +127,10 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
         if agreement {
             head.push_str(" picks on holders |");
             rule.push_str("---:|");
+        }
+        if origin {
+            head.push_str(" origin req/req | origin KiB/req | origin MB/s |");
+            rule.push_str("---:|---:|---:|");
         }
         if classes {
             head.push_str(" static mean ms | static p99 ms | dynamic mean ms |");
@@ -146,6 +159,20 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
             if agreement {
                 let share = optional(runs, |r| r.picks_on_holders);
                 let _ = write!(out, " {} |", share.map_or("–".into(), |s| format!("{s:.3}")));
+            }
+            if origin {
+                let fetches = optional(runs, |r| r.origin_requests_per_request);
+                let bytes = optional(runs, |r| r.origin_bytes_per_request);
+                let rate = optional(runs, |r| {
+                    r.origin_bytes_per_request.map(|b| b * r.throughput_rps / 1e6)
+                });
+                let _ = write!(
+                    out,
+                    " {} | {} | {} |",
+                    fetches.map_or("–".into(), |f| format!("{f:.3}")),
+                    bytes.map_or("–".into(), |b| format!("{:.2}", b / 1024.0)),
+                    rate.map_or("–".into(), |m| format!("{m:.1}")),
+                );
             }
             if classes {
                 let cell = |v: Option<f64>| cell(v.unwrap_or(f64::NAN));
@@ -196,8 +223,62 @@ pub fn write(
             &chart("Aggregate cache hit ratio", "", &|r| r.hit_ratio),
         )?;
         write(&format!("{stem}-p99.svg"), &chart("p99 latency", " ms", &|r| r.p99_ms))?;
+        if systems.iter().any(|(_, runs)| runs.iter().any(|r| r.origin_bytes_per_request.is_some()))
+        {
+            let kib = |r: &Row| r.origin_bytes_per_request.map_or(f64::NAN, |b| b / 1024.0);
+            write(
+                &format!("{stem}-origin-bytes.svg"),
+                &chart("Origin bytes per client request", " KiB", &kib),
+            )?;
+        }
     }
     Ok(())
+}
+
+/// The origin experiment's claims, checked on the medians: `lard-r` against `wrr` (≥ 3×
+/// the throughput, ≥ 2.5× fewer origin bytes per request), against HAProxy (≥ 1.3×,
+/// lower p99) and against Varnish's shard director (at least equal throughput, origin
+/// bytes at most 5% above).
+pub fn origin_claims(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    let verdict = |ok: bool| if ok { "holds" } else { "FAILS" };
+    for ((workload, connections), systems) in groups(rows) {
+        let get = |name: &str| systems.iter().find(|(s, _)| *s == name).map(|(_, r)| r.as_slice());
+        let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
+        let p99 = |runs: &[&Row]| median(runs, |r| r.p99_ms);
+        let bytes =
+            |runs: &[&Row]| median(runs, |r| r.origin_bytes_per_request.unwrap_or(f64::NAN));
+        let head = format!("{workload}, {connections}:");
+        let Some(lr) = get("lard-r") else { continue };
+        if let Some(wrr) = get("wrr") {
+            let x = rps(lr) / rps(wrr);
+            let fewer = bytes(wrr) / bytes(lr);
+            out.push(format!(
+                "{head} lard-r/wrr throughput {x:.2}x (>= 3: {}), origin bytes {fewer:.2}x fewer (>= 2.5: {})",
+                verdict(x >= 3.0),
+                verdict(fewer >= 2.5)
+            ));
+        }
+        if let Some(ha) = get("haproxy") {
+            let x = rps(lr) / rps(ha);
+            let (a, b) = (p99(lr), p99(ha));
+            out.push(format!(
+                "{head} lard-r/haproxy throughput {x:.2}x (>= 1.3: {}), p99 {a:.2} vs {b:.2} ms (lower: {})",
+                verdict(x >= 1.3),
+                verdict(a < b)
+            ));
+        }
+        if let Some(v) = get("varnish") {
+            let x = rps(lr) / rps(v);
+            let more = bytes(lr) / bytes(v);
+            out.push(format!(
+                "{head} lard-r/varnish throughput {x:.2}x (>= 1: {}), origin bytes {more:.3}x varnish's (<= 1.05: {})",
+                verdict(x >= 1.0),
+                verdict(more <= 1.05)
+            ));
+        }
+    }
+    out
 }
 
 /// The claims of the papers, checked on the medians: for locality, `lard-r` against `wrr` (≥ 2×)
@@ -272,6 +353,8 @@ mod tests {
             static_p99_ms: None,
             dynamic_mean_ms: None,
             picks_on_holders: None,
+            origin_requests_per_request: None,
+            origin_bytes_per_request: None,
         }
     }
 
@@ -304,6 +387,44 @@ mod tests {
         assert!(t.contains("| picks on holders |"), "{t}");
         assert!(t.contains("| 0.987 |") && t.contains("| – |"), "{t}");
         assert!(!render_table(&rows[..1], "haproxy").contains("picks on holders"));
+    }
+
+    #[test]
+    fn origin_figures_have_columns_and_claims() {
+        let origin = |system: &str, rps: f64, p99: f64, kib: f64| Row {
+            p99_ms: p99,
+            origin_requests_per_request: Some(kib / 16.0),
+            origin_bytes_per_request: Some(kib * 1024.0),
+            ..row(system, 0, rps)
+        };
+        let rows = [
+            origin("wrr", 1000.0, 9.0, 10.0),
+            origin("haproxy", 2500.0, 6.0, 3.0),
+            origin("varnish", 3000.0, 5.0, 1.0),
+            origin("lard-r", 3500.0, 4.0, 1.04),
+        ];
+        let t = render_table(&rows, "wrr");
+        assert!(t.contains("| origin req/req | origin KiB/req | origin MB/s |"), "{t}");
+        assert!(t.contains("| 0.625 | 10.00 | 10.2 |"), "{t}");
+        let c = origin_claims(&rows);
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert!(
+            c[0].contains(
+                "throughput 3.50x (>= 3: holds), origin bytes 9.62x fewer (>= 2.5: holds)"
+            ),
+            "{c:?}"
+        );
+        assert!(
+            c[1].contains("throughput 1.40x (>= 1.3: holds), p99 4.00 vs 6.00 ms (lower: holds)"),
+            "{c:?}"
+        );
+        assert!(
+            c[2].contains(
+                "throughput 1.17x (>= 1: holds), origin bytes 1.040x varnish's (<= 1.05: holds)"
+            ),
+            "{c:?}"
+        );
+        assert!(!render_table(&rows[..0], "wrr").contains("origin"));
     }
 
     #[test]

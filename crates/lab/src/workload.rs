@@ -126,12 +126,20 @@ pub struct Workload {
     pub dataset_bytes: u64,
     /// Distinct cacheable objects (files or views).
     pub objects: u64,
+    /// The largest object.
+    pub largest_bytes: u64,
 }
 
 impl Workload {
     /// A path that answers 200 quickly, to see that a front-end is up.
     pub fn probe_path(&self) -> &str {
         &self.paths[self.stream[0] as usize]
+    }
+
+    /// Flags of a node caching this workload's files from an origin: every file small
+    /// enough to be cached.
+    pub fn caching_node_args(&self) -> Vec<String> {
+        vec!["--max-cached-file-kb".into(), self.largest_bytes.div_ceil(1024).max(1).to_string()]
     }
 }
 
@@ -162,6 +170,7 @@ pub fn build(
                 stream: w.requests.iter().map(|r| r.target).collect(),
                 dataset_bytes: w.dataset_bytes(),
                 objects: w.targets.len() as u64,
+                largest_bytes: sizing.file_bytes,
             })
         }
         Content::Dynamic => {
@@ -198,6 +207,7 @@ pub fn build(
                 stream,
                 dataset_bytes: u64::from(views) * sizing.view_bytes,
                 objects: u64::from(views),
+                largest_bytes: sizing.view_bytes,
             })
         }
         Content::Trace => {
@@ -227,6 +237,7 @@ pub fn build(
                 stream: w.requests.iter().map(|r| r.target).collect(),
                 dataset_bytes: w.dataset_bytes(),
                 objects: w.targets.len() as u64,
+                largest_bytes: largest,
             })
         }
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bench::{parse_duration, RampSpec};
-use lab::{Connections, DynCost, ExperimentPlan, Kind, Ramp, System, WorkloadKind};
+use lab::{Connections, DynCost, ExperimentPlan, Kind, OriginLink, Ramp, System, WorkloadKind};
 
 /// Run the headline experiments: start nodes, front-ends (larder route with each policy,
 /// HAProxy, nginx) and load, A B A B, and write tables, JSON and SVG charts.
@@ -16,8 +16,9 @@ use lab::{Connections, DynCost, ExperimentPlan, Kind, Ramp, System, WorkloadKind
 /// requests; figures per front-end: throughput, aggregate hit ratio, p99, CPU per request,
 /// users sustained under the DBench ramp (with --ramp). `classes`: static files plus
 /// `--dynamic-share` CPU-heavy dynamic requests at a fixed rate, `class` vs `rr`: the
-/// response time of the static requests. bench/experiments.sh runs them all and installs
-/// HAProxy and nginx.
+/// response time of the static requests. `origin`: the nodes cache an origin (nginx serving
+/// the store) over a link limited with --origin-mbit; figures add origin requests and bytes
+/// per request. bench/experiments.sh runs them all and installs HAProxy, nginx and Varnish.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[arg(value_enum, default_value = "locality")]
@@ -124,6 +125,19 @@ pub struct Args {
     haproxy: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     nginx: Option<PathBuf>,
+    /// varnishd, for the `varnish` front-end (the shard director, passing every request).
+    #[arg(long, value_name = "FILE")]
+    varnish: Option<PathBuf>,
+    /// origin: limit the origin's link to this many Mbit/s with tc on loopback (needs a
+    /// private network namespace: `unshare -n larder bench experiment origin …`).
+    #[arg(long, value_name = "MBIT")]
+    origin_mbit: Option<u64>,
+    /// origin: the link's queue in KiB (beyond it, packets are dropped).
+    #[arg(long, value_name = "KB", default_value_t = 1024)]
+    origin_queue_kb: u64,
+    /// Weigh every front-end's nodes by their caches (larder, HAProxy, nginx, Varnish).
+    #[arg(long)]
+    weigh_by_cache: bool,
     /// Where stores are kept [default: $XDG_CACHE_HOME/larder or ~/.cache/larder].
     #[arg(long, value_name = "DIR")]
     store_dir: Option<PathBuf>,
@@ -180,6 +194,11 @@ impl Args {
             larder: self.larder,
             haproxy: self.haproxy,
             nginx: self.nginx,
+            varnish: self.varnish,
+            origin_link: self
+                .origin_mbit
+                .map(|mbit| OriginLink { mbit, queue_kb: self.origin_queue_kb }),
+            weigh_by_cache: self.weigh_by_cache,
             store_dir: self.store_dir,
             out: self.out,
             verbose: self.verbose,
