@@ -43,6 +43,9 @@ pub struct NodeLoad {
     pub disk_pct: f64,
 }
 
+/// The least share a warming node takes, so it always gets some targets to warm on.
+pub const MIN_WARMTH: f64 = 0.05;
+
 /// Per-node load, indexed by [`NodeId`].
 #[derive(Clone, Debug, Default)]
 pub struct LoadView {
@@ -53,6 +56,11 @@ pub struct LoadView {
     total_in_flight: u64,
     /// What each node last said it holds (`None`: it reports nothing, as nginx does).
     holdings: Vec<Option<Arc<dyn Holdings>>>,
+    /// Each node's cache capacity in bytes by its own report (0: not reported).
+    capacity: Vec<u64>,
+    /// How much of its share of new targets each node takes, in (0, 1]: below 1 while a
+    /// node that joined or restarted fills its cache ([`crate::warmup`]).
+    warmth: Vec<f64>,
 }
 
 impl LoadView {
@@ -67,6 +75,8 @@ impl LoadView {
             weights,
             total_in_flight: 0,
             holdings: vec![None; n],
+            capacity: vec![0; n],
+            warmth: vec![1.0; n],
         }
     }
 
@@ -84,6 +94,8 @@ impl LoadView {
         if n > self.nodes.len() {
             self.nodes.resize(n, NodeLoad::default());
             self.holdings.resize(n, None);
+            self.capacity.resize(n, 0);
+            self.warmth.resize(n, 1.0);
         }
     }
 
@@ -150,6 +162,29 @@ impl LoadView {
     pub fn holds(&self, node: NodeId, key: TargetKey) -> Option<bool> {
         let holdings = self.holdings.get(node.index())?.as_ref()?;
         Some(holdings.holds(key))
+    }
+
+    /// Fold in a node's cache capacity in bytes by its own report (0: it says nothing).
+    pub fn set_capacity(&mut self, node: NodeId, bytes: u64) {
+        self.resize(node.index() + 1);
+        self.capacity[node.index()] = bytes;
+    }
+
+    /// The cache capacity `node` reports in bytes, `None` when it reports none.
+    pub fn capacity(&self, node: NodeId) -> Option<u64> {
+        self.capacity.get(node.index()).copied().filter(|&b| b > 0)
+    }
+
+    /// Set how much of its share `node` takes (clamped to [`MIN_WARMTH`], 1]).
+    pub fn set_warmth(&mut self, node: NodeId, warmth: f64) {
+        self.resize(node.index() + 1);
+        let w = if warmth.is_nan() { 1.0 } else { warmth.clamp(MIN_WARMTH, 1.0) };
+        self.warmth[node.index()] = w;
+    }
+
+    /// How much of its share `node` takes: 1 unless it is warming up.
+    pub fn warmth(&self, node: NodeId) -> f64 {
+        self.warmth.get(node.index()).copied().unwrap_or(1.0)
     }
 
     /// True when at least one node reports what it holds.

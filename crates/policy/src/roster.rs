@@ -10,7 +10,7 @@
 //! every router ([`PlacementMode::Shared`], by [`crate::home`]) or by this router's own
 //! view of the load ([`PlacementMode::PerRouter`]).
 
-use crate::home::Homes;
+use crate::home::{Capacity, Homes};
 use crate::{LoadView, NodeId, NodeState, PlacementMode, TargetKey};
 
 /// The eligible nodes.
@@ -24,13 +24,17 @@ pub struct Roster {
     /// piling every new target of a cold cluster onto the first node.
     cursor: usize,
     mode: PlacementMode,
-    /// The name ring (kept in [`PlacementMode::Shared`] only).
+    /// The shared first choices (kept when placement is shared only).
     homes: Homes,
 }
 
 impl Roster {
     pub fn new(mode: PlacementMode) -> Roster {
-        Roster { mode, homes: Homes::new(), ..Roster::default() }
+        let capacity = match mode {
+            PlacementMode::SharedEqual => Capacity::Ignored,
+            PlacementMode::Shared | PlacementMode::PerRouter => Capacity::Weighed,
+        };
+        Roster { mode, homes: Homes::new(capacity), ..Roster::default() }
     }
 
     pub fn mode(&self) -> PlacementMode {
@@ -54,7 +58,7 @@ impl Roster {
         t_high: f64,
     ) -> Option<(NodeId, f64)> {
         match self.mode {
-            PlacementMode::Shared => {
+            PlacementMode::Shared | PlacementMode::SharedEqual => {
                 let (_, least) = least_of(self.eligible.iter().copied(), view)?;
                 let room = |load: f64| !overloaded(load, least, t_low, t_high);
                 self.homes.choose(key, view, room, |_| false)
@@ -75,7 +79,9 @@ impl Roster {
         skip: impl Fn(NodeId) -> bool,
     ) -> Option<(NodeId, f64)> {
         match self.mode {
-            PlacementMode::Shared => self.homes.choose(key, view, |load| load < t_low, skip),
+            PlacementMode::Shared | PlacementMode::SharedEqual => {
+                self.homes.choose(key, view, |load| load < t_low, skip)
+            }
             PlacementMode::PerRouter => None,
         }
     }
@@ -89,7 +95,7 @@ impl Roster {
             live[n.id.index()] = true;
         }
         let lost = self.live.iter().zip(&live).any(|(was, is)| *was && !*is);
-        if self.mode == PlacementMode::Shared {
+        if self.mode.is_shared() {
             self.homes.rebuild(nodes);
         }
         self.live = live;

@@ -381,6 +381,7 @@ impl Cluster {
         let mut guard = self.placement();
         let p = &mut *guard;
         p.view.report(node, report.cpu_pct, report.disk_pct);
+        p.view.set_capacity(node, report.cache_capacity_bytes);
         let Some(status) = p.nodes.get_mut(node.index()) else { return };
         status.reported_at = Some(at);
         let seen = report.holdings.as_ref().map(|d| (d.version, d.entries));

@@ -11,6 +11,8 @@ pub(crate) struct NodeReport {
     pub disk_pct: f64,
     /// The node's holdings, when it reports them and the digest is well formed.
     pub holdings: Option<TargetDigest>,
+    /// The node's cache capacity in bytes (0: it does not say).
+    pub cache_capacity_bytes: u64,
 }
 
 /// A node's load report ([`wire::LoadReport`]: `{"cpu_pct": 12.5, "disk_pct": 3.0, …}`,
@@ -26,6 +28,7 @@ pub(crate) fn parse_report(body: &[u8], disk_full_bytes_per_sec: f64) -> Option<
         cpu_pct: cpu.max(0.0),
         disk_pct: disk.max(0.0),
         holdings,
+        cache_capacity_bytes: report.cache_capacity_bytes,
     })
 }
 
