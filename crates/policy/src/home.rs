@@ -38,6 +38,10 @@ pub const CANDIDATES: usize = 8;
 /// uses, must not correlate with names).
 const KEY_SALT: u64 = 0x1405_7b7e_f767_814f;
 
+/// What a node that reports no cache capacity (nginx, Apache, a node not heard from yet)
+/// counts as: larder node's default cache, 64 MiB.
+pub const UNREPORTED_CAPACITY: u64 = 64 << 20;
+
 /// Whether a node's reported cache capacity weighs in its share of targets.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Capacity {
@@ -49,7 +53,7 @@ pub enum Capacity {
 }
 
 /// One eligible node as the choice sees it.
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq)]
 struct Member {
     id: NodeId,
     name: u64,
@@ -82,33 +86,30 @@ impl Homes {
     }
 
     /// Take the current membership (only eligible nodes are candidates; a node listed
-    /// twice keeps its first entry).
-    pub fn rebuild(&mut self, nodes: &[NodeState]) {
-        self.members.clear();
-        for n in nodes.iter().filter(|n| n.eligible()) {
-            if !self.members.iter().any(|m| m.id == n.id) {
-                self.members.push(Member { id: n.id, name: n.name, weight: f64::from(n.weight) });
-            }
-        }
+    /// twice keeps its first entry). True when it differs from the last one.
+    pub fn rebuild(&mut self, nodes: &[NodeState]) -> bool {
+        let mut members: Vec<Member> = nodes
+            .iter()
+            .filter(|n| n.eligible())
+            .map(|n| Member { id: n.id, name: n.name, weight: f64::from(n.weight) })
+            .collect();
+        // Stable: a node listed twice keeps its first entry.
+        members.sort_by_key(|m| m.id);
+        members.dedup_by_key(|m| m.id);
+        let changed = members != self.members;
+        self.members = members;
+        changed
     }
 
-    /// How much each member counts for, relative to the others: its configured weight
-    /// times its reported capacity (a node that reports none counts as the mean of those
-    /// that do), times how warm it is ([`LoadView::warmth`]).
+    /// How much each member counts for: its configured weight times its reported cache
+    /// capacity (a node that reports none counts as [`UNREPORTED_CAPACITY`]) times how
+    /// warm it is ([`LoadView::warmth`]). Each depends on that node alone, so one node's
+    /// change moves no target between two others.
     fn weights<'a>(&'a self, view: &'a LoadView) -> impl Iterator<Item = (Member, f64)> + 'a {
-        let (sum, count) = match self.capacity {
-            Capacity::Weighed => self
-                .members
-                .iter()
-                .filter_map(|m| view.capacity(m.id))
-                .fold((0.0, 0u32), |(s, c), b| (s + b as f64, c + 1)),
-            Capacity::Ignored => (0.0, 0),
-        };
-        let mean = if count == 0 { 1.0 } else { sum / f64::from(count) };
         self.members.iter().map(move |m| {
             let size = match self.capacity {
-                Capacity::Weighed => view.capacity(m.id).map_or(1.0, |b| b as f64 / mean),
-                Capacity::Ignored => 1.0,
+                Capacity::Weighed => view.capacity(m.id).unwrap_or(UNREPORTED_CAPACITY) as f64,
+                Capacity::Ignored => UNREPORTED_CAPACITY as f64,
             };
             (*m, m.weight * size * view.warmth(m.id))
         })
@@ -140,6 +141,17 @@ impl Homes {
             c.len = (c.len + 1).min(CANDIDATES);
         }
         c
+    }
+
+    /// The first candidate for `key` whose load `room` accepts, whatever holds a copy:
+    /// where the target belongs while that node has room.
+    pub fn first_fit(
+        &self,
+        key: TargetKey,
+        view: &LoadView,
+        room: impl Fn(f64) -> bool,
+    ) -> Option<NodeId> {
+        self.candidates(key, view).as_slice().iter().copied().find(|&n| room(view.load(n)))
     }
 
     /// The node for `key` other than those `skip` names: the first candidate holding it
@@ -289,10 +301,10 @@ mod tests {
         equal.rebuild(&NodeState::uniform(4));
         let shares = firsts(&equal, &v, 4, 30_000);
         assert!(shares.iter().all(|s| (s / 7_500.0 - 1.0).abs() < 0.05), "{shares:?}");
-        // A node that reports nothing counts as the mean of those that do (32/3 MiB here).
+        // A node that reports nothing counts as larder node's default cache.
         v.set_capacity(NodeId(0), 0);
         let shares = firsts(&homes(&NodeState::uniform(4)), &v, 4, 30_000);
-        assert!((shares[0] / shares[1] - 2.0 / 3.0).abs() < 0.06, "{shares:?}");
+        assert!((shares[0] / shares[1] - 4.0).abs() < 0.4, "{shares:?}");
     }
 
     #[test]

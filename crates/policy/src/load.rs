@@ -46,6 +46,9 @@ pub struct NodeLoad {
 /// The least share a warming node takes, so it always gets some targets to warm on.
 pub const MIN_WARMTH: f64 = 0.05;
 
+/// The steps a warming node's share grows by.
+pub const WARMTH_STEP: f64 = 1.0 / 16.0;
+
 /// Per-node load, indexed by [`NodeId`].
 #[derive(Clone, Debug, Default)]
 pub struct LoadView {
@@ -61,6 +64,9 @@ pub struct LoadView {
     /// How much of its share of new targets each node takes, in (0, 1]: below 1 while a
     /// node that joined or restarted fills its cache ([`crate::warmup`]).
     warmth: Vec<f64>,
+    /// Bumped whenever a capacity or a warmth changes, i.e. whenever shared first
+    /// choices may have changed: placements made before are checked again.
+    shares_epoch: u64,
 }
 
 impl LoadView {
@@ -77,6 +83,7 @@ impl LoadView {
             holdings: vec![None; n],
             capacity: vec![0; n],
             warmth: vec![1.0; n],
+            shares_epoch: 0,
         }
     }
 
@@ -167,7 +174,10 @@ impl LoadView {
     /// Fold in a node's cache capacity in bytes by its own report (0: it says nothing).
     pub fn set_capacity(&mut self, node: NodeId, bytes: u64) {
         self.resize(node.index() + 1);
-        self.capacity[node.index()] = bytes;
+        if self.capacity[node.index()] != bytes {
+            self.capacity[node.index()] = bytes;
+            self.shares_epoch += 1;
+        }
     }
 
     /// The cache capacity `node` reports in bytes, `None` when it reports none.
@@ -175,11 +185,23 @@ impl LoadView {
         self.capacity.get(node.index()).copied().filter(|&b| b > 0)
     }
 
-    /// Set how much of its share `node` takes (clamped to [`MIN_WARMTH`], 1]).
+    /// Set how much of its share `node` takes: clamped to [[`MIN_WARMTH`], 1] and rounded
+    /// down to a multiple of [`WARMTH_STEP`], so a warming node's share grows in a few
+    /// steps and placements are checked again only at each step.
     pub fn set_warmth(&mut self, node: NodeId, warmth: f64) {
         self.resize(node.index() + 1);
-        let w = if warmth.is_nan() { 1.0 } else { warmth.clamp(MIN_WARMTH, 1.0) };
-        self.warmth[node.index()] = w;
+        let w = if warmth.is_nan() { 1.0 } else { warmth.clamp(0.0, 1.0) };
+        let w = ((w / WARMTH_STEP).floor() * WARMTH_STEP).max(MIN_WARMTH);
+        if self.warmth[node.index()] != w {
+            self.warmth[node.index()] = w;
+            self.shares_epoch += 1;
+        }
+    }
+
+    /// Changes so far to capacities and warmths: when it differs from what a placement
+    /// was made at, the target's shared first choice may have moved.
+    pub fn shares_epoch(&self) -> u64 {
+        self.shares_epoch
     }
 
     /// How much of its share `node` takes: 1 unless it is warming up.

@@ -26,6 +26,8 @@ pub struct Roster {
     mode: PlacementMode,
     /// The shared first choices (kept when placement is shared only).
     homes: Homes,
+    /// Bumped whenever the shared first choices' membership changes.
+    generation: u64,
 }
 
 impl Roster {
@@ -67,6 +69,27 @@ impl Roster {
         }
     }
 
+    /// Where `key` belongs now when placement is shared: its first candidate that LARD
+    /// would not call overloaded, whatever holds a copy (`None` per router, or with no
+    /// eligible node). A placement made before the candidates changed (a node joined or
+    /// came back, a capacity or warmth changed: [`Roster::epoch`]) moves there, so a node
+    /// that joins takes its share of the targets already placed, not only of new ones.
+    pub fn home(&self, key: TargetKey, view: &LoadView, t_low: f64, t_high: f64) -> Option<NodeId> {
+        if !self.mode.is_shared() {
+            return None;
+        }
+        let (_, least) = least_of(self.eligible.iter().copied(), view)?;
+        let room = |load: f64| !overloaded(load, least, t_low, t_high);
+        self.homes.first_fit(key, view, room)
+    }
+
+    /// Changes so far to what shared first choices depend on (membership and weights
+    /// here, capacities and warmths in the view): a placement made at another epoch is
+    /// checked against [`Roster::home`] again.
+    pub fn epoch(&self, view: &LoadView) -> u64 {
+        self.generation.wrapping_add(view.shares_epoch())
+    }
+
     /// Where load of an overloaded target goes, never to a node `skip` names: in
     /// [`PlacementMode::Shared`] the first candidate below `t_low`, one that already holds
     /// a copy before a new one; `None` per router, where the caller takes the least loaded
@@ -95,8 +118,8 @@ impl Roster {
             live[n.id.index()] = true;
         }
         let lost = self.live.iter().zip(&live).any(|(was, is)| *was && !*is);
-        if self.mode.is_shared() {
-            self.homes.rebuild(nodes);
+        if self.mode.is_shared() && self.homes.rebuild(nodes) {
+            self.generation += 1;
         }
         self.live = live;
         self.eligible = (0..len).filter(|&i| self.live[i]).map(|i| NodeId(i as u32)).collect();
