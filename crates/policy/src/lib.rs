@@ -24,6 +24,8 @@
 //!   with rotating tie-breaks, LARD's overload test) and [`table`] (the target table,
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
 //!   per-target node set.
+//! - [`warmup`]: how much of its share a node that joined or restarted takes, from its
+//!   reported uptime and hit ratio.
 
 #![forbid(unsafe_code)]
 
@@ -51,6 +53,7 @@ pub mod spec;
 pub mod stable_hash;
 pub mod table;
 pub mod target;
+pub mod warmup;
 pub mod wrr;
 
 pub use build::build;

@@ -147,6 +147,8 @@ pub struct PolicySpec {
     pub classes: Vec<ClassPool>,
     /// `lard`, `lard-r`, `hacc`: placement shared by every router, or each router's own.
     pub placement: PlacementMode,
+    /// The longest warm-up of a node that joined or restarted ([`crate::warmup`]); 0: none.
+    pub warmup_max: Nanos,
 }
 
 impl PolicySpec {
@@ -162,6 +164,7 @@ impl PolicySpec {
             hacc_interval: SECOND / 5,
             classes: Vec::new(),
             placement: PlacementMode::Shared,
+            warmup_max: crate::warmup::WarmupConfig::default().max,
         }
     }
 

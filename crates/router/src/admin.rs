@@ -130,6 +130,9 @@ pub(crate) fn stats(cluster: &Cluster) -> serde_json::Value {
                 "report_age_ms": n.reported_at.map(|at| now.saturating_duration_since(at).as_millis() as u64),
                 "holdings_version": n.holdings.map(|(version, _)| version),
                 "holdings_keys": n.holdings.map(|(_, keys)| keys),
+                "cache_capacity_bytes": p.view.capacity(id),
+                "warming": p.warmup.warming(id),
+                "share": p.view.warmth(id),
             })
         })
         .collect();
