@@ -13,7 +13,7 @@
 //!
 //! "Least loaded node" is LARD's single front-end. With [`crate::PlacementMode::Shared`] (the
 //! default) a new target goes where every router would put it ([`crate::home`]: its first
-//! candidate on the name ring that holds it or has room) and an overloaded one moves to
+//! candidate by weighted rendezvous on node names that holds it or has room) and an overloaded one moves to
 //! its next candidate, a holder of a copy first, so many routers keep one placement;
 //! [`crate::PlacementMode::PerRouter`] keeps the paper's rule, for comparison.
 //!

@@ -17,7 +17,7 @@
 //! ```
 //!
 //! With [`crate::PlacementMode::Shared`] (the default) the first node of a set and each node
-//! added come from the target's candidates on the name ring ([`crate::home`]), a node
+//! added come from the target's candidates by name ([`crate::home`]), a node
 //! that reports holding a copy first, so every router grows the same set;
 //! [`crate::PlacementMode::PerRouter`] keeps the paper's "least loaded node", for comparison.
 //!
