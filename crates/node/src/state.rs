@@ -66,6 +66,8 @@ pub struct NodeState {
     pub shutting_down: watch::Receiver<bool>,
     /// What the content cache holds, summarised for the load report.
     pub holdings: RefCell<Holdings>,
+    /// When the node started (its uptime is in the load report).
+    pub started: Instant,
 }
 
 impl NodeState {
@@ -106,6 +108,7 @@ impl NodeState {
             dates: RefCell::new(DateCache::new()),
             buffers: BufferPool::default(),
             counters: Counters::default(),
+            started: Instant::now(),
             load: RefCell::new(LoadSampler::default()),
             log,
             origin,
@@ -155,6 +158,7 @@ impl NodeState {
             origin_fetches: origin_count(|c| c.fetches.get()),
             origin_bytes: origin_count(|c| c.bytes.get()),
             origin_errors: origin_count(|c| c.errors.get()),
+            uptime_ms: self.started.elapsed().as_millis() as u64,
         };
         NodeReport {
             load,

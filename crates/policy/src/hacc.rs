@@ -18,7 +18,7 @@
 //! only move the hot spot: `lard-r` replicates such targets, `hacc` does not).
 //!
 //! With [`crate::PlacementMode::Shared`] (the default) a new subtree goes where every router
-//! would put it ([`crate::home`]: its first candidate on the name ring that holds it or
+//! would put it ([`crate::home`]: its first candidate by name that holds it or
 //! that LARD would not call overloaded); rebalancing stays each router's own.
 //! [`crate::PlacementMode::PerRouter`] keeps HACC's least loaded node, for comparison.
 //!

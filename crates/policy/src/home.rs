@@ -5,34 +5,69 @@
 //! so four routers place one target on up to four nodes and the caches fill with copies.
 //! Here the choice depends only on what every router shares:
 //!
-//! 1. the target's **candidates**: the first [`CANDIDATES`] distinct eligible nodes on
-//!    its walk round a consistent-hash ring built on the nodes' *names* ([`HashRing`]);
+//! 1. the target's **candidates**: the [`CANDIDATES`] eligible nodes of highest weighted
+//!    rendezvous score for it ([`Homes::candidates`]), computed from the nodes' *names*,
+//!    their configured weights and the cache capacity each reports, so a node with twice
+//!    the cache is first choice for about twice the targets;
 //! 2. the nodes' own reports of what they hold ([`LoadView::holds`]): the first candidate
 //!    that holds the target and has room (by the caller's test) wins, so a target an
 //!    overloaded node shed, or one placed before a membership change, stays where its
 //!    copy is, and a router started late agrees from its first request;
-//! 3. otherwise the first candidate with room (plain consistent hashing while the
-//!    cluster is not overloaded), and only if none has room, the least loaded of them.
+//! 3. otherwise the first candidate with room (plain weighted hashing while the cluster
+//!    is not overloaded), and only if none has room, the least loaded of them.
+//!
+//! Rendezvous hashing rather than a ring, because a node's score for a target depends on
+//! that node alone: a node that joins, leaves or changes weight moves only the targets it
+//! gains or loses, every other target keeps its order of candidates, and a removed node's
+//! targets go to their next candidate. Weights need no common unit either, so capacities
+//! in bytes weigh as they are.
 //!
 //! Loads differ a little per router (each counts its own requests in flight), so routers
 //! can disagree only while some candidate sits at the edge of having room; holders-first
 //! then pulls them back to the same copy. The test for room is LARD's overload rule for
 //! new targets and "below T_low" for spilling ([`crate::roster::Roster`]).
 
-use crate::ring::{HashRing, RingConfig};
+use crate::stable_hash::mix64;
 use crate::{LoadView, NodeId, NodeState, TargetKey};
 
 /// Candidates per target: enough to spill past several overloaded nodes, few enough that
 /// checking the holders of each costs little.
 pub const CANDIDATES: usize = 8;
 
-/// The name ring and the choice on it.
-#[derive(Clone, Debug, Default)]
-pub struct Homes {
-    ring: HashRing,
+/// Keeps a target's hash apart from node names (small integer keys, as the simulator
+/// uses, must not correlate with names).
+const KEY_SALT: u64 = 0x1405_7b7e_f767_814f;
+
+/// What a node that reports no cache capacity (nginx, Apache, a node not heard from yet)
+/// counts as: larder node's default cache, 64 MiB.
+pub const UNREPORTED_CAPACITY: u64 = 64 << 20;
+
+/// Whether a node's reported cache capacity weighs in its share of targets.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Capacity {
+    /// Share ∝ configured weight × reported cache capacity.
+    #[default]
+    Weighed,
+    /// Share ∝ configured weight only (every cache counted alike; for comparison).
+    Ignored,
 }
 
-/// A target's candidates in ring order, without allocating.
+/// One eligible node as the choice sees it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+struct Member {
+    id: NodeId,
+    name: u64,
+    weight: f64,
+}
+
+/// The eligible nodes and the choice among them.
+#[derive(Clone, Debug, Default)]
+pub struct Homes {
+    members: Vec<Member>,
+    capacity: Capacity,
+}
+
+/// A target's candidates, best first, without allocating.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Candidates {
     nodes: [NodeId; CANDIDATES],
@@ -46,29 +81,77 @@ impl Candidates {
 }
 
 impl Homes {
-    pub fn new() -> Self {
-        Homes { ring: HashRing::new(RingConfig::default()) }
+    pub fn new(capacity: Capacity) -> Self {
+        Homes { members: Vec::new(), capacity }
     }
 
-    /// Take the current membership (only eligible nodes are candidates).
-    pub fn rebuild(&mut self, nodes: &[NodeState]) {
-        self.ring.rebuild(nodes);
+    /// Take the current membership (only eligible nodes are candidates; a node listed
+    /// twice keeps its first entry). True when it differs from the last one.
+    pub fn rebuild(&mut self, nodes: &[NodeState]) -> bool {
+        let mut members: Vec<Member> = nodes
+            .iter()
+            .filter(|n| n.eligible())
+            .map(|n| Member { id: n.id, name: n.name, weight: f64::from(n.weight) })
+            .collect();
+        // Stable: a node listed twice keeps its first entry.
+        members.sort_by_key(|m| m.id);
+        members.dedup_by_key(|m| m.id);
+        let changed = members != self.members;
+        self.members = members;
+        changed
     }
 
-    /// The first [`CANDIDATES`] distinct nodes on `key`'s walk round the ring.
-    pub fn candidates(&self, key: TargetKey) -> Candidates {
+    /// How much each member counts for: its configured weight times its reported cache
+    /// capacity (a node that reports none counts as [`UNREPORTED_CAPACITY`]) times how
+    /// warm it is ([`LoadView::warmth`]). Each depends on that node alone, so one node's
+    /// change moves no target between two others.
+    fn weights<'a>(&'a self, view: &'a LoadView) -> impl Iterator<Item = (Member, f64)> + 'a {
+        self.members.iter().map(move |m| {
+            let size = match self.capacity {
+                Capacity::Weighed => view.capacity(m.id).unwrap_or(UNREPORTED_CAPACITY) as f64,
+                Capacity::Ignored => UNREPORTED_CAPACITY as f64,
+            };
+            (*m, m.weight * size * view.warmth(m.id))
+        })
+    }
+
+    /// The [`CANDIDATES`] members of highest weighted rendezvous score for `key`
+    /// (`weight / −ln u`, `u` uniform in (0, 1) from the target and the node's name), best
+    /// first. A node's chance to be first is its share of the weights.
+    pub fn candidates(&self, key: TargetKey, view: &LoadView) -> Candidates {
         let mut c = Candidates::default();
-        let want = CANDIDATES.min(self.ring.node_count());
-        for node in self.ring.walk(key) {
-            if c.len == want {
-                break;
+        let mut scores = [0.0f64; CANDIDATES];
+        let position = mix64(key.0 ^ KEY_SALT);
+        for (m, weight) in self.weights(view) {
+            let score = score(position, m.name, weight);
+            // Insertion into the short sorted list (ties: the lower id first).
+            let at = (0..c.len)
+                .find(|&i| score > scores[i] || (score == scores[i] && m.id < c.nodes[i]))
+                .unwrap_or(c.len);
+            if at == CANDIDATES {
+                continue;
             }
-            if !c.as_slice().contains(&node) {
-                c.nodes[c.len] = node;
-                c.len += 1;
+            let end = c.len.min(CANDIDATES - 1);
+            for i in (at..end).rev() {
+                scores[i + 1] = scores[i];
+                c.nodes[i + 1] = c.nodes[i];
             }
+            scores[at] = score;
+            c.nodes[at] = m.id;
+            c.len = (c.len + 1).min(CANDIDATES);
         }
         c
+    }
+
+    /// The first candidate for `key` whose load `room` accepts, whatever holds a copy:
+    /// where the target belongs while that node has room.
+    pub fn first_fit(
+        &self,
+        key: TargetKey,
+        view: &LoadView,
+        room: impl Fn(f64) -> bool,
+    ) -> Option<NodeId> {
+        self.candidates(key, view).as_slice().iter().copied().find(|&n| room(view.load(n)))
     }
 
     /// The node for `key` other than those `skip` names: the first candidate holding it
@@ -81,7 +164,7 @@ impl Homes {
         room: impl Fn(f64) -> bool,
         skip: impl Fn(NodeId) -> bool,
     ) -> Option<(NodeId, f64)> {
-        let candidates = self.candidates(key);
+        let candidates = self.candidates(key, view);
         let open = || candidates.as_slice().iter().copied().filter(|&n| !skip(n));
         let fits = |n: &NodeId| room(view.load(*n));
         let with_load = |n: NodeId| (n, view.load(n));
@@ -93,6 +176,18 @@ impl Homes {
         }
         open().map(with_load).min_by(|a, b| a.1.total_cmp(&b.1))
     }
+}
+
+/// A node's weighted rendezvous score for a target at `position`: `weight / −ln u` with
+/// `u` in (0, 1) from the position and the node's name. Zero weight scores 0.
+fn score(position: u64, name: u64, weight: f64) -> f64 {
+    if weight <= 0.0 || !weight.is_finite() {
+        return 0.0;
+    }
+    let h = mix64(position ^ mix64(name));
+    // 53 bits, offset by half a step so u is never 0 or 1.
+    let u = ((h >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    weight / -u.ln()
 }
 
 #[cfg(test)]
@@ -110,7 +205,7 @@ mod tests {
     }
 
     fn homes(nodes: &[NodeState]) -> Homes {
-        let mut h = Homes::new();
+        let mut h = Homes::new(Capacity::Weighed);
         h.rebuild(nodes);
         h
     }
@@ -119,7 +214,8 @@ mod tests {
     fn candidates_are_distinct_and_follow_names_not_ids() {
         let nodes = NodeState::uniform(12);
         let h = homes(&nodes);
-        let c = h.candidates(TargetKey(77));
+        let v = LoadView::new(12);
+        let c = h.candidates(TargetKey(77), &v);
         assert_eq!(c.as_slice().len(), CANDIDATES);
         let mut sorted = c.as_slice().to_vec();
         sorted.sort();
@@ -136,10 +232,14 @@ mod tests {
         let name_of = |ns: &[NodeState], id: NodeId| ns.iter().find(|n| n.id == id).unwrap().name;
         let r = homes(&reversed);
         for k in 0..200 {
-            let a: Vec<u64> =
-                h.candidates(TargetKey(k)).as_slice().iter().map(|&n| name_of(&nodes, n)).collect();
+            let a: Vec<u64> = h
+                .candidates(TargetKey(k), &v)
+                .as_slice()
+                .iter()
+                .map(|&n| name_of(&nodes, n))
+                .collect();
             let b: Vec<u64> = r
-                .candidates(TargetKey(k))
+                .candidates(TargetKey(k), &v)
                 .as_slice()
                 .iter()
                 .map(|&n| name_of(&reversed, n))
@@ -154,9 +254,9 @@ mod tests {
     fn holders_first_then_the_first_that_fits_then_the_least_loaded() {
         let h = homes(&NodeState::uniform(4));
         let key = TargetKey(5);
-        let order = h.candidates(key);
-        let [first, second, third, fourth] = order.as_slice() else { panic!("4 candidates") };
         let mut v = LoadView::new(4);
+        let order = h.candidates(key, &v);
+        let [first, second, third, fourth] = order.as_slice() else { panic!("4 candidates") };
         let room = |load: f64| load <= 65.0;
         assert_eq!(h.choose(key, &v, room, |_| false), Some((*first, 0.0)));
         v.set_holdings(*third, Some(Arc::new(Holds(key))));
@@ -171,5 +271,49 @@ mod tests {
         }
         assert_eq!(h.choose(key, &v, room, |_| false).unwrap().0, *fourth);
         assert_eq!(h.choose(key, &v, room, |n| n == *fourth).unwrap().0, *first, "least loaded");
+    }
+
+    /// Targets 0..n by their first candidate, counted per node.
+    fn firsts(h: &Homes, v: &LoadView, nodes: usize, targets: u64) -> Vec<f64> {
+        let mut count = vec![0.0; nodes];
+        for k in 0..targets {
+            count[h.candidates(TargetKey(k), v).as_slice()[0].index()] += 1.0;
+        }
+        count
+    }
+
+    #[test]
+    fn shares_follow_reported_capacity_times_weight_unless_ignored() {
+        let mut nodes = NodeState::uniform(4);
+        let mut v = LoadView::new(4);
+        for (i, mib) in [16u64, 16, 8, 8].into_iter().enumerate() {
+            v.set_capacity(NodeId(i as u32), mib << 20);
+        }
+        let shares = firsts(&homes(&nodes), &v, 4, 30_000);
+        for (i, want) in [1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0, 1.0 / 6.0].into_iter().enumerate() {
+            let got = shares[i] / 30_000.0;
+            assert!((got / want - 1.0).abs() < 0.05, "node {i}: {got} of the targets, not {want}");
+        }
+        nodes[3].weight = 2;
+        let shares = firsts(&homes(&nodes), &v, 4, 30_000);
+        assert!((shares[3] / shares[2] - 2.0).abs() < 0.15, "weight on top: {shares:?}");
+        let mut equal = Homes::new(Capacity::Ignored);
+        equal.rebuild(&NodeState::uniform(4));
+        let shares = firsts(&equal, &v, 4, 30_000);
+        assert!(shares.iter().all(|s| (s / 7_500.0 - 1.0).abs() < 0.05), "{shares:?}");
+        // A node that reports nothing counts as larder node's default cache.
+        v.set_capacity(NodeId(0), 0);
+        let shares = firsts(&homes(&NodeState::uniform(4)), &v, 4, 30_000);
+        assert!((shares[0] / shares[1] - 4.0).abs() < 0.4, "{shares:?}");
+    }
+
+    #[test]
+    fn a_warming_node_takes_a_part_of_its_share() {
+        let h = homes(&NodeState::uniform(4));
+        let mut v = LoadView::new(4);
+        v.set_warmth(NodeId(2), 0.25);
+        let shares = firsts(&h, &v, 4, 30_000);
+        let want = 0.25 / 3.25;
+        assert!((shares[2] / 30_000.0 / want - 1.0).abs() < 0.08, "{shares:?}");
     }
 }

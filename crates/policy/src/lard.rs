@@ -13,7 +13,7 @@
 //!
 //! "Least loaded node" is LARD's single front-end. With [`crate::PlacementMode::Shared`] (the
 //! default) a new target goes where every router would put it ([`crate::home`]: its first
-//! candidate on the name ring that holds it or has room) and an overloaded one moves to
+//! candidate by weighted rendezvous on node names that holds it or has room) and an overloaded one moves to
 //! its next candidate, a holder of a copy first, so many routers keep one placement;
 //! [`crate::PlacementMode::PerRouter`] keeps the paper's rule, for comparison.
 //!
@@ -24,11 +24,17 @@ use crate::roster::{overloaded, Roster};
 use crate::table::TargetTable;
 use crate::{LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target};
 
+/// Where a target is served and the shared-choice epoch it was last checked at.
+struct Placed {
+    node: NodeId,
+    epoch: u64,
+}
+
 pub struct Lard {
     t_low: f64,
     t_high: f64,
     roster: Roster,
-    table: TargetTable<NodeId>,
+    table: TargetTable<Placed>,
     reassignments: u64,
 }
 
@@ -50,11 +56,23 @@ impl Policy for Lard {
     }
 
     fn pick(&mut self, target: &Target, view: &LoadView, _now: Nanos) -> Option<NodeId> {
-        let Some(server) = self.table.get_mut(target.key) else {
+        let epoch = self.roster.epoch(view);
+        let Some(placed) = self.table.get_mut(target.key) else {
             let (node, _) = self.roster.place(target.key, view, self.t_low, self.t_high)?;
-            self.table.insert(target.key, node);
+            self.table.insert(target.key, Placed { node, epoch });
             return Some(node);
         };
+        if placed.epoch != epoch {
+            // The shared first choices changed since (a node joined or came back, or a
+            // capacity or warmth changed): the target goes where it now belongs.
+            placed.epoch = epoch;
+            let home = self.roster.home(target.key, view, self.t_low, self.t_high);
+            if let Some(home) = home.filter(|&h| h != placed.node) {
+                placed.node = home;
+                self.reassignments += 1;
+            }
+        }
+        let server = &mut placed.node;
         let load = view.load(*server);
         // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
         if load <= self.t_high {
@@ -78,7 +96,7 @@ impl Policy for Lard {
     fn membership(&mut self, nodes: &[NodeState], _now: Nanos) {
         if self.roster.update(nodes) {
             let roster = &self.roster;
-            self.table.retain(|_, node| roster.is_eligible(*node));
+            self.table.retain(|_, placed| roster.is_eligible(placed.node));
         }
     }
 
@@ -92,7 +110,7 @@ impl Policy for Lard {
     }
 
     fn placement(&self, target: &Target) -> Vec<NodeId> {
-        self.table.peek(target.key).copied().into_iter().collect()
+        self.table.peek(target.key).map(|p| p.node).into_iter().collect()
     }
 }
 

@@ -17,7 +17,7 @@
 //! ```
 //!
 //! With [`crate::PlacementMode::Shared`] (the default) the first node of a set and each node
-//! added come from the target's candidates on the name ring ([`crate::home`]), a node
+//! added come from the target's candidates by name ([`crate::home`]), a node
 //! that reports holding a copy first, so every router grows the same set;
 //! [`crate::PlacementMode::PerRouter`] keeps the paper's "least loaded node", for comparison.
 //!
@@ -33,6 +33,8 @@ use crate::{LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats,
 struct Entry {
     servers: ServerSet,
     changed_at: Nanos,
+    /// The shared-choice epoch the set was last checked at ([`Roster::epoch`]).
+    epoch: u64,
 }
 
 pub struct LardR {
@@ -63,11 +65,28 @@ impl Policy for LardR {
     }
 
     fn pick(&mut self, target: &Target, view: &LoadView, now: Nanos) -> Option<NodeId> {
+        let epoch = self.roster.epoch(view);
         let Some(set) = self.table.get_mut(target.key) else {
             let (node, _) = self.roster.place(target.key, view, self.t_low, self.t_high)?;
-            self.table.insert(target.key, Entry { servers: ServerSet::new(node), changed_at: now });
+            let servers = ServerSet::new(node);
+            self.table.insert(target.key, Entry { servers, changed_at: now, epoch });
             return Some(node);
         };
+        if set.epoch != epoch {
+            // The shared first choices changed since (a node joined or came back, or a
+            // capacity or warmth changed): a target on one node goes where it now
+            // belongs; a replicated one gains its home and sheds the rest as usual.
+            set.epoch = epoch;
+            let home = self.roster.home(target.key, view, self.t_low, self.t_high);
+            if let Some(home) = home.filter(|&h| !set.servers.contains(h)) {
+                if set.servers.len() == 1 {
+                    set.servers = ServerSet::new(home);
+                } else {
+                    set.servers.insert(home);
+                }
+                set.changed_at = now;
+            }
+        }
         let (mut node, load) = least_of(set.servers.iter(), view)?;
         // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
         if load > self.t_high {

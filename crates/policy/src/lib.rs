@@ -18,12 +18,15 @@
 //!   place that makes a policy from one (it knows every policy; none knows it).
 //! - one file per policy: [`rr`], [`wrr`], [`least`], [`hash`], [`bounded`], [`lard`],
 //!   [`lard_r`], [`hacc`], [`class`].
-//! - [`ring`]: the consistent-hash ring on node names shared by [`hash`], [`bounded`] and
-//!   [`home`], where a target this router has not placed goes, alike on every router.
+//! - [`ring`]: the consistent-hash ring on node names shared by [`hash`] and [`bounded`];
+//!   [`home`]: where a target this router has not placed goes, alike on every router
+//!   (weighted rendezvous on node names, weights and reported cache capacities).
 //! - shared by the placement policies: [`roster`] (eligible nodes, least-loaded selection
 //!   with rotating tie-breaks, LARD's overload test) and [`table`] (the target table,
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
 //!   per-target node set.
+//! - [`warmup`]: how much of its share a node that joined or restarted takes, from its
+//!   reported uptime and hit ratio.
 
 #![forbid(unsafe_code)]
 
@@ -51,6 +54,7 @@ pub mod spec;
 pub mod stable_hash;
 pub mod table;
 pub mod target;
+pub mod warmup;
 pub mod wrr;
 
 pub use build::build;

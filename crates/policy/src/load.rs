@@ -43,6 +43,12 @@ pub struct NodeLoad {
     pub disk_pct: f64,
 }
 
+/// The least share a warming node takes, so it always gets some targets to warm on.
+pub const MIN_WARMTH: f64 = 0.05;
+
+/// The steps a warming node's share grows by.
+pub const WARMTH_STEP: f64 = 1.0 / 16.0;
+
 /// Per-node load, indexed by [`NodeId`].
 #[derive(Clone, Debug, Default)]
 pub struct LoadView {
@@ -53,6 +59,14 @@ pub struct LoadView {
     total_in_flight: u64,
     /// What each node last said it holds (`None`: it reports nothing, as nginx does).
     holdings: Vec<Option<Arc<dyn Holdings>>>,
+    /// Each node's cache capacity in bytes by its own report (0: not reported).
+    capacity: Vec<u64>,
+    /// How much of its share of new targets each node takes, in (0, 1]: below 1 while a
+    /// node that joined or restarted fills its cache ([`crate::warmup`]).
+    warmth: Vec<f64>,
+    /// Bumped whenever a capacity or a warmth changes, i.e. whenever shared first
+    /// choices may have changed: placements made before are checked again.
+    shares_epoch: u64,
 }
 
 impl LoadView {
@@ -67,6 +81,9 @@ impl LoadView {
             weights,
             total_in_flight: 0,
             holdings: vec![None; n],
+            capacity: vec![0; n],
+            warmth: vec![1.0; n],
+            shares_epoch: 0,
         }
     }
 
@@ -84,6 +101,8 @@ impl LoadView {
         if n > self.nodes.len() {
             self.nodes.resize(n, NodeLoad::default());
             self.holdings.resize(n, None);
+            self.capacity.resize(n, 0);
+            self.warmth.resize(n, 1.0);
         }
     }
 
@@ -150,6 +169,44 @@ impl LoadView {
     pub fn holds(&self, node: NodeId, key: TargetKey) -> Option<bool> {
         let holdings = self.holdings.get(node.index())?.as_ref()?;
         Some(holdings.holds(key))
+    }
+
+    /// Fold in a node's cache capacity in bytes by its own report (0: it says nothing).
+    pub fn set_capacity(&mut self, node: NodeId, bytes: u64) {
+        self.resize(node.index() + 1);
+        if self.capacity[node.index()] != bytes {
+            self.capacity[node.index()] = bytes;
+            self.shares_epoch += 1;
+        }
+    }
+
+    /// The cache capacity `node` reports in bytes, `None` when it reports none.
+    pub fn capacity(&self, node: NodeId) -> Option<u64> {
+        self.capacity.get(node.index()).copied().filter(|&b| b > 0)
+    }
+
+    /// Set how much of its share `node` takes: clamped to [[`MIN_WARMTH`], 1] and rounded
+    /// down to a multiple of [`WARMTH_STEP`], so a warming node's share grows in a few
+    /// steps and placements are checked again only at each step.
+    pub fn set_warmth(&mut self, node: NodeId, warmth: f64) {
+        self.resize(node.index() + 1);
+        let w = if warmth.is_nan() { 1.0 } else { warmth.clamp(0.0, 1.0) };
+        let w = ((w / WARMTH_STEP).floor() * WARMTH_STEP).max(MIN_WARMTH);
+        if self.warmth[node.index()] != w {
+            self.warmth[node.index()] = w;
+            self.shares_epoch += 1;
+        }
+    }
+
+    /// Changes so far to capacities and warmths: when it differs from what a placement
+    /// was made at, the target's shared first choice may have moved.
+    pub fn shares_epoch(&self) -> u64 {
+        self.shares_epoch
+    }
+
+    /// How much of its share `node` takes: 1 unless it is warming up.
+    pub fn warmth(&self, node: NodeId) -> f64 {
+        self.warmth.get(node.index()).copied().unwrap_or(1.0)
     }
 
     /// True when at least one node reports what it holds.

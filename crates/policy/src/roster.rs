@@ -10,7 +10,7 @@
 //! every router ([`PlacementMode::Shared`], by [`crate::home`]) or by this router's own
 //! view of the load ([`PlacementMode::PerRouter`]).
 
-use crate::home::Homes;
+use crate::home::{Capacity, Homes};
 use crate::{LoadView, NodeId, NodeState, PlacementMode, TargetKey};
 
 /// The eligible nodes.
@@ -24,13 +24,19 @@ pub struct Roster {
     /// piling every new target of a cold cluster onto the first node.
     cursor: usize,
     mode: PlacementMode,
-    /// The name ring (kept in [`PlacementMode::Shared`] only).
+    /// The shared first choices (kept when placement is shared only).
     homes: Homes,
+    /// Bumped whenever the shared first choices' membership changes.
+    generation: u64,
 }
 
 impl Roster {
     pub fn new(mode: PlacementMode) -> Roster {
-        Roster { mode, homes: Homes::new(), ..Roster::default() }
+        let capacity = match mode {
+            PlacementMode::SharedEqual => Capacity::Ignored,
+            PlacementMode::Shared | PlacementMode::PerRouter => Capacity::Weighed,
+        };
+        Roster { mode, homes: Homes::new(capacity), ..Roster::default() }
     }
 
     pub fn mode(&self) -> PlacementMode {
@@ -54,13 +60,34 @@ impl Roster {
         t_high: f64,
     ) -> Option<(NodeId, f64)> {
         match self.mode {
-            PlacementMode::Shared => {
+            PlacementMode::Shared | PlacementMode::SharedEqual => {
                 let (_, least) = least_of(self.eligible.iter().copied(), view)?;
                 let room = |load: f64| !overloaded(load, least, t_low, t_high);
                 self.homes.choose(key, view, room, |_| false)
             }
             PlacementMode::PerRouter => self.least_loaded(view),
         }
+    }
+
+    /// Where `key` belongs now when placement is shared: its first candidate that LARD
+    /// would not call overloaded, whatever holds a copy (`None` per router, or with no
+    /// eligible node). A placement made before the candidates changed (a node joined or
+    /// came back, a capacity or warmth changed: [`Roster::epoch`]) moves there, so a node
+    /// that joins takes its share of the targets already placed, not only of new ones.
+    pub fn home(&self, key: TargetKey, view: &LoadView, t_low: f64, t_high: f64) -> Option<NodeId> {
+        if !self.mode.is_shared() {
+            return None;
+        }
+        let (_, least) = least_of(self.eligible.iter().copied(), view)?;
+        let room = |load: f64| !overloaded(load, least, t_low, t_high);
+        self.homes.first_fit(key, view, room)
+    }
+
+    /// Changes so far to what shared first choices depend on (membership and weights
+    /// here, capacities and warmths in the view): a placement made at another epoch is
+    /// checked against [`Roster::home`] again.
+    pub fn epoch(&self, view: &LoadView) -> u64 {
+        self.generation.wrapping_add(view.shares_epoch())
     }
 
     /// Where load of an overloaded target goes, never to a node `skip` names: in
@@ -75,7 +102,9 @@ impl Roster {
         skip: impl Fn(NodeId) -> bool,
     ) -> Option<(NodeId, f64)> {
         match self.mode {
-            PlacementMode::Shared => self.homes.choose(key, view, |load| load < t_low, skip),
+            PlacementMode::Shared | PlacementMode::SharedEqual => {
+                self.homes.choose(key, view, |load| load < t_low, skip)
+            }
             PlacementMode::PerRouter => None,
         }
     }
@@ -89,8 +118,8 @@ impl Roster {
             live[n.id.index()] = true;
         }
         let lost = self.live.iter().zip(&live).any(|(was, is)| *was && !*is);
-        if self.mode == PlacementMode::Shared {
-            self.homes.rebuild(nodes);
+        if self.mode.is_shared() && self.homes.rebuild(nodes) {
+            self.generation += 1;
         }
         self.live = live;
         self.eligible = (0..len).filter(|&i| self.live[i]).map(|i| NodeId(i as u32)).collect();

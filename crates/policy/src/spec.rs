@@ -75,16 +75,26 @@ pub enum PlacementMode {
     /// Each router on its own: the least loaded node now (the papers' single front-end).
     /// Several routers then place one target on different nodes.
     PerRouter,
+    /// As [`PlacementMode::Shared`], but every node's cache counted alike whatever the
+    /// capacity it reports (only configured weights count): for comparison.
+    SharedEqual,
 }
 
 impl PlacementMode {
-    pub const ALL: [PlacementMode; 2] = [PlacementMode::Shared, PlacementMode::PerRouter];
+    pub const ALL: [PlacementMode; 3] =
+        [PlacementMode::Shared, PlacementMode::PerRouter, PlacementMode::SharedEqual];
 
     pub fn name(self) -> &'static str {
         match self {
             PlacementMode::Shared => "shared",
             PlacementMode::PerRouter => "per-router",
+            PlacementMode::SharedEqual => "shared-equal",
         }
+    }
+
+    /// Whether every router computes the same first choices ([`crate::home`]).
+    pub fn is_shared(self) -> bool {
+        self != PlacementMode::PerRouter
     }
 }
 
@@ -137,6 +147,8 @@ pub struct PolicySpec {
     pub classes: Vec<ClassPool>,
     /// `lard`, `lard-r`, `hacc`: placement shared by every router, or each router's own.
     pub placement: PlacementMode,
+    /// The longest warm-up of a node that joined or restarted ([`crate::warmup`]); 0: none.
+    pub warmup_max: Nanos,
 }
 
 impl PolicySpec {
@@ -152,6 +164,7 @@ impl PolicySpec {
             hacc_interval: SECOND / 5,
             classes: Vec::new(),
             placement: PlacementMode::Shared,
+            warmup_max: crate::warmup::WarmupConfig::default().max,
         }
     }
 
@@ -167,7 +180,7 @@ impl PolicySpec {
 
     /// Whether the policy places targets from what nodes report they hold.
     pub fn reads_holdings(&self) -> bool {
-        self.places_targets() && self.placement == PlacementMode::Shared
+        self.places_targets() && self.placement.is_shared()
     }
 
     /// Check the parameters make sense together.

@@ -45,7 +45,10 @@ pub(crate) fn stats(cluster: &Cluster) -> RouterStats {
                 addr: n.addr.to_string(),
                 configured: n.configured,
                 up: n.health.is_up(),
-                state: state(n, n.health.ramping(now, &rules) && effective < full),
+                state: state(
+                    n,
+                    (n.health.ramping(now, &rules) && effective < full) || p.warmup.warming(id),
+                ),
                 weight: n.weight,
                 effective_weight_permille: (u64::from(effective) * 1000 / u64::from(full)) as u32,
                 in_flight: u64::from(load.in_flight),
@@ -69,6 +72,9 @@ pub(crate) fn stats(cluster: &Cluster) -> RouterStats {
                     .map(|at| now.saturating_duration_since(at).as_millis() as u64),
                 holdings_version: n.holdings.map(|(version, _)| version),
                 holdings_keys: n.holdings.map(|(_, keys)| keys),
+                cache_capacity_bytes: p.view.capacity(id),
+                cache_warming: p.warmup.warming(id),
+                share: p.view.warmth(id),
                 report: n.last_report.clone(),
             }
         })
@@ -92,7 +98,8 @@ pub(crate) fn stats(cluster: &Cluster) -> RouterStats {
     }
 }
 
-/// Up, down, warming (slow start after a comeback) or draining (removed, or weight 0).
+/// Up, down, warming (slow start after a comeback, or a cache filling after a join or
+/// restart) or draining (removed, or weight 0).
 fn state(n: &NodeStatus, warming: bool) -> NodeState {
     if !n.configured || n.weight == 0 {
         NodeState::Draining

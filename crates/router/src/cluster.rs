@@ -23,6 +23,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
+use policy::warmup::{Warmup, WarmupConfig};
 use policy::{
     LoadView, Nanos, NodeId, NodeState, Outcome, Policy, PolicySpec, Target, TargetMapper,
 };
@@ -125,6 +126,8 @@ pub(crate) struct Placement {
     pub nodes: Vec<NodeStatus>,
     /// How many recent picks fell on a node that reports holding the target.
     pub agreement: Agreement,
+    /// Which nodes joined or restarted and how much of their share they take.
+    pub warmup: Warmup,
 }
 
 /// Where a request goes.
@@ -185,10 +188,11 @@ impl Cluster {
             config.nodes.iter().map(|n| Arc::new(Upstream::new(&n.address()))).collect();
         let placement = Placement {
             policy,
-            spec,
             view: LoadView::with_weights(config.nodes.len(), config.load.weights()),
             nodes: config.nodes.iter().map(NodeStatus::new).collect(),
             agreement: Agreement::default(),
+            warmup: Warmup::new(warmup_config(&spec)),
+            spec,
         };
         let hot = HotTargets::new(config.limits.hot_targets);
         let sources = Sources { given: config.clone(), found: Vec::new() };
@@ -393,6 +397,16 @@ impl Cluster {
         let mut guard = self.placement();
         let p = &mut *guard;
         p.view.report(node, report.cpu_pct, report.disk_pct);
+        p.view.set_capacity(node, report.cache_capacity_bytes);
+        if p.spec.placement.is_shared() {
+            p.warmup.report(node, report.warmup);
+            p.warmup.settle();
+            for i in 0..p.nodes.len() {
+                let id = NodeId(i as u32);
+                let warmth = p.warmup.warmth(id);
+                p.view.set_warmth(id, warmth);
+            }
+        }
         let Some(status) = p.nodes.get_mut(node.index()) else { return };
         status.reported_at = Some(at);
         status.last_report = Some(report.figures);
@@ -503,6 +517,7 @@ impl Cluster {
                         p.nodes[id.index()] = NodeStatus::new(n);
                         p.view.report(id, 0.0, 0.0);
                         p.view.set_holdings(id, None);
+                        p.warmup.forget(id);
                         upstreams[id.index()] = Arc::new(Upstream::new(&n.address()));
                         id
                     }
@@ -526,6 +541,7 @@ impl Cluster {
         let spec = config.policy_spec(&ids)?;
         if spec != p.spec {
             p.policy = policy::build(&spec).map_err(|e| RouterError::Config(e.to_string()))?;
+            p.warmup.set_config(warmup_config(&spec));
             p.spec = spec;
         }
         let n = p.nodes.len();
@@ -536,6 +552,11 @@ impl Cluster {
         self.push_membership(&mut p, &rules, Instant::now());
         Ok(())
     }
+}
+
+/// How long nodes that join or restart may warm up.
+fn warmup_config(spec: &PolicySpec) -> WarmupConfig {
+    WarmupConfig { max: spec.warmup_max, ..WarmupConfig::default() }
 }
 
 /// The "node down" / "node up" event line.

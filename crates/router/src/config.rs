@@ -238,6 +238,10 @@ pub struct PolicyConfig {
     /// nodes' names and their reports of what they hold) or `per-router` (each router's
     /// own table, least loaded first: the papers' single front-end).
     pub placement: String,
+    /// The longest warm-up of a node that joins or restarts (it takes its share of
+    /// targets as its hit ratio catches up with the others', and fully at this uptime);
+    /// 0 turns warm-up off.
+    pub warmup_max_ms: u64,
 }
 
 impl Default for PolicyConfig {
@@ -253,6 +257,7 @@ impl Default for PolicyConfig {
             hacc_margin: spec.hacc_margin,
             classes: Vec::new(),
             placement: spec.placement.name().to_string(),
+            warmup_max_ms: spec.warmup_max / (SECOND / 1000),
         }
     }
 }
@@ -549,6 +554,7 @@ impl RouterConfig {
         spec.shrink_after = p.shrink_after_ms.saturating_mul(SECOND / 1000);
         spec.hacc_margin = p.hacc_margin;
         spec.placement = p.placement.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
+        spec.warmup_max = p.warmup_max_ms.saturating_mul(SECOND / 1000);
         for pool in &p.classes {
             let inner = pool.inner.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
             let nodes =

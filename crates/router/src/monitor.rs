@@ -2,6 +2,7 @@
 //! each node, holding its CPU and disk utilisation in percent and, from larder's own
 //! node, a digest of the targets it holds.
 
+use policy::warmup::WarmupSample;
 use wire::TargetDigest;
 
 /// What the router keeps of one load report.
@@ -11,6 +12,10 @@ pub(crate) struct NodeReport {
     pub disk_pct: f64,
     /// The node's holdings, when it reports them and the digest is well formed.
     pub holdings: Option<TargetDigest>,
+    /// The node's cache capacity in bytes (0: it does not say).
+    pub cache_capacity_bytes: u64,
+    /// Its uptime and cache counters, for warm-up.
+    pub warmup: WarmupSample,
     /// The rest of the report (cache hits and fill, origin fetches), for `/stats`.
     pub figures: wire::LoadReport,
 }
@@ -28,6 +33,12 @@ pub(crate) fn parse_report(body: &[u8], disk_full_bytes_per_sec: f64) -> Option<
         cpu_pct: cpu.max(0.0),
         disk_pct: disk.max(0.0),
         holdings,
+        cache_capacity_bytes: report.cache_capacity_bytes,
+        warmup: WarmupSample {
+            uptime: report.uptime_ms.saturating_mul(1_000_000),
+            hits: report.hits,
+            misses: report.misses,
+        },
         figures: report,
     })
 }

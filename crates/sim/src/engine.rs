@@ -310,6 +310,8 @@ impl<'w> Simulator<'w> {
             d => d,
         };
         let mut next_publish = if config.policy.reads_holdings() { 0 } else { u64::MAX };
+        // Where each target's last request went.
+        let mut last_node: Vec<u32> = vec![u32::MAX; targets.len()];
 
         loop {
             while in_flight < limit && next < total {
@@ -325,6 +327,7 @@ impl<'w> Simulator<'w> {
                 let target = request.target;
                 let (router, node) =
                     front_ends.pick(index, request.client, &targets[target as usize], now)?;
+                last_node[target as usize] = node.0;
                 in_flight += 1;
                 max_in_flight = max_in_flight.max(in_flight);
                 if index == warmup {
@@ -418,6 +421,10 @@ impl<'w> Simulator<'w> {
             ));
         }
         let window = (close - open) as f64;
+        let mut placed = vec![0u64; n];
+        for &node in last_node.iter().filter(|&&node| (node as usize) < n) {
+            placed[node as usize] += 1;
+        }
         let per_node: Vec<NodeResult> = nodes
             .iter()
             .enumerate()
@@ -427,6 +434,7 @@ impl<'w> Simulator<'w> {
                 cpu_util: nd.cpu.busy_in_window as f64 / window,
                 disk_util: nd.disk.busy_in_window as f64 / window,
                 hit_ratio: ratio(nd.hits, nd.lookups),
+                targets: placed[i],
             })
             .collect();
         let mean = |f: fn(&NodeResult) -> f64| per_node.iter().map(f).sum::<f64>() / n as f64;

@@ -55,7 +55,7 @@ impl FrontEnds {
         let (n, count) = (config.nodes, config.routers);
         let delay = NonZeroU64::new(if count > 1 { config.report_delay_ns } else { 0 });
         let nodes = NodeState::uniform(n);
-        let routers = (0..count)
+        let mut routers = (0..count)
             .map(|r| {
                 let mut policy = policy::build(&config.policy)?;
                 policy.membership(&nodes, 0);
@@ -67,7 +67,17 @@ impl FrontEnds {
             .collect::<Result<Vec<_>, SimError>>()?;
         let name = routers[0].policy.name();
         let spreader = Spreader::new(spread, count, config.spread_seed);
-        Ok(FrontEnds { routers, nodes: LoadView::new(n), delay, spreader, name })
+        // Every node reports its cache capacity, as larder's nodes do.
+        let mut reported = LoadView::new(n);
+        for i in 0..n {
+            reported.set_capacity(NodeId(i as u32), config.caches.of(i));
+        }
+        for fe in &mut routers {
+            if delay.is_some() {
+                fe.view.clone_from(&reported);
+            }
+        }
+        Ok(FrontEnds { routers, nodes: reported, delay, spreader, name })
     }
 
     pub(crate) fn policy_name(&self) -> &'static str {

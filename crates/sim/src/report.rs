@@ -46,16 +46,17 @@ pub fn table(results: &[RunResult], wall_seconds: Option<f64>) -> String {
     if let [r] = results {
         let _ = writeln!(
             out,
-            "\n{:>5} {:>9} {:>10} {:>6} {:>6} {:>6}",
-            "node", "cache MiB", "requests", "cpu%", "disk%", "hit%"
+            "\n{:>5} {:>9} {:>10} {:>8} {:>6} {:>6} {:>6}",
+            "node", "cache MiB", "requests", "targets", "cpu%", "disk%", "hit%"
         );
         for (i, n) in r.per_node.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "{:>5} {:>9} {:>10} {:>6.1} {:>6.1} {:>6.1}",
+                "{:>5} {:>9} {:>10} {:>8} {:>6.1} {:>6.1} {:>6.1}",
                 i,
                 n.cache_mb,
                 n.requests,
+                n.targets,
                 100.0 * n.cpu_util,
                 100.0 * n.disk_util,
                 100.0 * n.hit_ratio
@@ -65,7 +66,8 @@ pub fn table(results: &[RunResult], wall_seconds: Option<f64>) -> String {
     let _ = writeln!(
         out,
         "\ncpu%/disk%: mean and max over nodes of busy time in the measured window; imbal: \
-         max/mean requests per node; ideal%: one cache as large as all nodes' caches together."
+         max/mean requests per node; targets: targets whose last request went to the node; \
+         ideal%: one cache as large as all nodes' caches together."
     );
     if let Some(r) = results.iter().find(|r| r.routers > 1) {
         let _ = writeln!(

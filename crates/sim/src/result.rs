@@ -16,6 +16,8 @@ pub struct NodeResult {
     pub disk_util: f64,
     /// Hits over lookups of the requests it took in the window.
     pub hit_ratio: f64,
+    /// Targets whose last request went to this node: its share of the placement.
+    pub targets: u64,
 }
 
 /// One simulation run: one policy, one cluster size, one workload.

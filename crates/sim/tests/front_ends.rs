@@ -58,26 +58,31 @@ fn one_front_end_is_the_single_front_end_bit_for_bit() {
         "hacc 404b491d73913e7c 3fe0353f7ced9168 15999 218 0 2792 [3885, 4334, 3754, 4026]",
     ];
     // Since rings hash node names and placement is shared by default (one front-end,
-    // taken when they were introduced): one front-end reads exact counts, so the report
+    // taken when they were introduced; lard, lard-r and hacc since their first choices
+    // are weighted rendezvous on names): one front-end reads exact counts, so the report
     // delay changes nothing.
     let shared = [
         "hash 4047445d497870e0 3fe0947ae147ae14 15999 0 0 0 [3035, 5281, 3807, 3876]",
         "bounded 4049dd9c6c7694a2 3fdb10624dd2f1aa 15999 0 0 0 [4743, 4480, 3334, 3442]",
-        "lard 404b85e8065a360e 3fe031a9fbe76c8b 15999 212 0 2792 [4795, 4187, 3791, 3226]",
-        "lard-r 404b45e004b46601 3fe02147ae147ae1 15999 0 200 2792 [4868, 4006, 3553, 3572]",
-        "hacc 404a9c853ef7cd34 3fde1374bc6a7efa 15999 1050 0 2792 [4032, 4637, 3524, 3806]",
+        "lard 404afe38b67f730d 3fdfba5e353f7cee 15999 357 0 2792 [3727, 4296, 3961, 4015]",
+        "lard-r 404b1f9239b4df48 3fdfe5604189374c 15999 0 208 2792 [3672, 4046, 3744, 4537]",
+        "hacc 404a9d10e73d26ff 3fde374bc6a7ef9e 15999 1077 0 2792 [4418, 4128, 3739, 3714]",
     ];
     let w = workload();
     let mut sim = Simulator::new(&w);
     let per_router = KINDS[2..].iter().map(|&k| (k, PlacementMode::PerRouter));
     let all = KINDS.iter().map(|&k| (k, PlacementMode::Shared));
+    let mut wrong = Vec::new();
     for ((kind, placement), want) in per_router.chain(all).zip(before.into_iter().chain(shared)) {
         for delay_ms in [0, 200] {
             let r = sim.run(&placed(kind, placement, 1, delay_ms)).unwrap();
-            assert_eq!(fingerprint(&r), want, "{kind} {placement}, {delay_ms} ms report delay");
+            if fingerprint(&r) != want {
+                wrong.push(format!("{kind} {placement} {delay_ms} ms: {}", fingerprint(&r)));
+            }
             assert_eq!(r.routers, 1);
         }
     }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 #[test]

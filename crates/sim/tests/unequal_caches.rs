@@ -6,7 +6,7 @@
 //! ratio follows its own cache: here 1 MiB and 0.5 MiB nodes over a 4 MiB data set.
 
 use cache::Kind;
-use policy::{PolicyKind, PolicySpec};
+use policy::{PlacementMode, PolicyKind, PolicySpec};
 use sim::{sweep, CacheSizes, RunResult, SimConfig, Simulator};
 use trace::{generate, Popularity, SizeMix, SynthConfig, Workload};
 
@@ -14,6 +14,8 @@ const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const DOC: u64 = 4 * KIB;
 const DATASET: u64 = 4 * MIB;
+/// Requests in flight for the placement runs: well below overload (T_high 65 a node).
+const LIMIT: u64 = 16;
 
 fn uniform_workload() -> Workload {
     generate(&SynthConfig {
@@ -85,4 +87,46 @@ fn a_list_fits_only_its_own_cluster_size() {
     assert!(sweep(&mut sim, &listed, &[2, 4], &policies, |_, _| {}).is_err());
     let empty = SimConfig::with_caches(1, CacheSizes::PerNode(Vec::new()), policies[0].clone());
     assert!(sim.run(&empty).is_err());
+}
+
+/// Shared placement weighs each node by the cache capacity it reports: a node with twice
+/// the cache is first choice for twice the targets, and the cluster hits more than when
+/// every cache counts alike (Zipf popularity: each node then caches the same top part of
+/// its targets). Below overload, where placement is what the hashing says: at LARD's
+/// saturating client count the big nodes' double share of requests makes LARD move
+/// targets, and that costs more hits than the weighting gains.
+#[test]
+fn placement_weighs_reported_capacity_and_hits_more_for_it() {
+    let w = generate(&SynthConfig {
+        docs: (3 * DATASET / DOC) as u32,
+        requests: 80_000,
+        sizes: SizeMix::Fixed(DOC),
+        popularity: Popularity::Zipf { alpha: 0.8 },
+        ..SynthConfig::default()
+    })
+    .unwrap();
+    let sizes = vec![MIB, MIB, MIB / 2, MIB / 2];
+    for kind in [PolicyKind::Lard, PolicyKind::LardR] {
+        let config = |placement| SimConfig {
+            max_in_flight: Some(LIMIT),
+            ..lru(SimConfig::per_node(
+                sizes.clone(),
+                PolicySpec { placement, ..PolicySpec::new(kind) },
+            ))
+        };
+        let weighed = run(&w, &config(PlacementMode::Shared));
+        let equal = run(&w, &config(PlacementMode::SharedEqual));
+        let targets: u64 = weighed.per_node.iter().map(|n| n.targets).sum();
+        for (node, n) in weighed.per_node.iter().enumerate() {
+            let share = n.targets as f64 / targets as f64;
+            let want = sizes[node] as f64 / (3 * MIB) as f64;
+            assert!((share / want - 1.0).abs() < 0.2, "{kind} node {node}: {share} not ~{want}");
+        }
+        assert!(
+            weighed.hit_ratio > equal.hit_ratio,
+            "{kind}: {} vs {}",
+            weighed.hit_ratio,
+            equal.hit_ratio
+        );
+    }
 }

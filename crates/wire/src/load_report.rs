@@ -51,6 +51,10 @@ pub struct LoadReport {
     /// stood in for).
     #[serde(default)]
     pub origin_errors: u64,
+    /// Milliseconds since the node started (0: not said). Routers see a restart when it
+    /// goes back, and let a node that joined or restarted warm up.
+    #[serde(default)]
+    pub uptime_ms: u64,
 }
 
 /// Rates are estimates: two decimals are all the precision they have. A non-finite

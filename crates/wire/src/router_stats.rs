@@ -102,6 +102,17 @@ pub struct NodeRow {
     pub report_age_ms: Option<u64>,
     pub holdings_version: Option<u64>,
     pub holdings_keys: Option<u64>,
+    /// The cache capacity the node reports (None: it does not say); placement gives a
+    /// node first choices in proportion to it.
+    #[serde(default)]
+    pub cache_capacity_bytes: Option<u64>,
+    /// True while the node warms after a join or restart: its share of first choices
+    /// follows its hit ratio until it catches up with the others.
+    #[serde(default)]
+    pub cache_warming: bool,
+    /// The node's share of first choices, 0 to 1 (1: settled).
+    #[serde(default)]
+    pub share: f64,
     /// The node's last load report (its cache hits and misses, fill, origin fetches),
     /// without the holdings digest.
     pub report: Option<LoadReport>,
