@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The headline experiments of issue 6, on real processes and sockets (loopback only):
+# The headline experiments, on real processes and sockets (loopback only):
 #
 #   1. locality:   4 nodes with unequal caches (16/16/8/8 MiB, HACC's 64/64/32 MB scaled),
 #                  cache-bound dynamic and static (O_DIRECT) workloads, uniform and Zipf,
