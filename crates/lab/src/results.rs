@@ -235,6 +235,21 @@ pub fn write(
     Ok(())
 }
 
+/// The claim against HAProxy on the medians: `lard-r` at least `at_least` times its
+/// throughput, with a lower p99.
+fn against_haproxy(head: &str, lr: &[&Row], ha: &[&Row], at_least: f64) -> String {
+    let verdict = |ok: bool| if ok { "holds" } else { "FAILS" };
+    let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
+    let p99 = |runs: &[&Row]| median(runs, |r| r.p99_ms);
+    let x = rps(lr) / rps(ha);
+    let (a, b) = (p99(lr), p99(ha));
+    format!(
+        "{head} lard-r/haproxy throughput {x:.2}x (>= {at_least}: {}), p99 {a:.2} vs {b:.2} ms (lower: {})",
+        verdict(x >= at_least),
+        verdict(a < b)
+    )
+}
+
 /// The origin experiment's claims, checked on the medians: `lard-r` against `wrr` (≥ 3×
 /// the throughput, ≥ 2.5× fewer origin bytes per request), against HAProxy (≥ 1.3×,
 /// lower p99) and against Varnish's shard director (at least equal throughput, origin
@@ -245,7 +260,6 @@ pub fn origin_claims(rows: &[Row]) -> Vec<String> {
     for ((workload, connections), systems) in groups(rows) {
         let get = |name: &str| systems.iter().find(|(s, _)| *s == name).map(|(_, r)| r.as_slice());
         let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
-        let p99 = |runs: &[&Row]| median(runs, |r| r.p99_ms);
         let bytes =
             |runs: &[&Row]| median(runs, |r| r.origin_bytes_per_request.unwrap_or(f64::NAN));
         let head = format!("{workload}, {connections}:");
@@ -260,13 +274,7 @@ pub fn origin_claims(rows: &[Row]) -> Vec<String> {
             ));
         }
         if let Some(ha) = get("haproxy") {
-            let x = rps(lr) / rps(ha);
-            let (a, b) = (p99(lr), p99(ha));
-            out.push(format!(
-                "{head} lard-r/haproxy throughput {x:.2}x (>= 1.3: {}), p99 {a:.2} vs {b:.2} ms (lower: {})",
-                verdict(x >= 1.3),
-                verdict(a < b)
-            ));
+            out.push(against_haproxy(&head, lr, ha, 1.3));
         }
         if let Some(v) = get("varnish") {
             let x = rps(lr) / rps(v);
@@ -291,7 +299,6 @@ pub fn claims(rows: &[Row]) -> Vec<String> {
     for ((workload, connections), systems) in groups(rows) {
         let get = |name: &str| systems.iter().find(|(s, _)| *s == name).map(|(_, r)| r.as_slice());
         let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
-        let p99 = |runs: &[&Row]| median(runs, |r| r.p99_ms);
         let head = format!("{workload}, {connections}:");
         if let Some(lr) = get("lard-r") {
             if let Some(wrr) = get("wrr") {
@@ -302,13 +309,7 @@ pub fn claims(rows: &[Row]) -> Vec<String> {
                 ));
             }
             if let Some(ha) = get("haproxy") {
-                let x = rps(lr) / rps(ha);
-                let (a, b) = (p99(lr), p99(ha));
-                out.push(format!(
-                    "{head} lard-r/haproxy throughput {x:.2}x (>= 1.15: {}), p99 {a:.2} vs {b:.2} ms (lower: {})",
-                    verdict(x >= 1.15),
-                    verdict(a < b)
-                ));
+                out.push(against_haproxy(&head, lr, ha, 1.15));
             }
             let hit = median(lr, |r| r.hit_ratio);
             out.push(format!("{head} lard-r hit ratio {hit:.3} (>= 0.9: {})", verdict(hit >= 0.9)));

@@ -1,8 +1,8 @@
 //! The admin API, reload, drain, health checks and the load monitor.
 
 use crate::support::{
-    admin_get, admin_json, config, stats_until, Backend, BackendOptions, Client, RunningRouter,
-    LIMIT,
+    admin_get, admin_json, config, health_checked_config, stats_until, Backend, BackendOptions,
+    Client, RunningRouter, LIMIT,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,10 +126,7 @@ async fn an_ejected_node_comes_back_through_health_checks() {
     let a = Backend::start("a").await;
     let mut b = Backend::start("b").await;
     let b_addr = b.addr;
-    let mut cfg = config(&[&a, &b], "rr");
-    cfg.health.path = "/health".into();
-    cfg.health.interval_ms = 50;
-    cfg.health.slow_start_ms = 100;
+    let cfg = health_checked_config(&[&a, &b], "rr");
     let router = RunningRouter::start(cfg).await;
     b.kill().await;
     let mut client = Client::connect(router.addr).await;

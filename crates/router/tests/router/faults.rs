@@ -11,7 +11,8 @@ use tokio::task::JoinSet;
 
 use crate::fake::{FakeNode, Script};
 use crate::support::{
-    admin_json, config, stats_until, Backend, BackendOptions, Client, RunningRouter, LIMIT,
+    admin_json, config, health_checked_config, stats_until, Backend, BackendOptions, Client,
+    RunningRouter, LIMIT,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -43,10 +44,7 @@ async fn a_node_restarted_on_its_port_under_load_fails_no_get_and_gets_traffic_a
     let a = Backend::start("a").await;
     let mut b = Backend::start("b").await;
     let b_addr = b.addr;
-    let mut c = config(&[&a, &b], "rr");
-    c.health.path = "/health".into();
-    c.health.interval_ms = 50;
-    c.health.slow_start_ms = 100;
+    let c = health_checked_config(&[&a, &b], "rr");
     let router = RunningRouter::start(c).await;
     let stop = Arc::new(AtomicBool::new(false));
     let mut clients = JoinSet::new();

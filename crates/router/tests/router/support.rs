@@ -346,6 +346,16 @@ pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
     c
 }
 
+/// [`config`] with fast health checks on `/health` (every 50 ms) and a short slow start
+/// (100 ms), for tests where nodes go away and come back.
+pub fn health_checked_config(backends: &[&Backend], kind: &str) -> RouterConfig {
+    let mut c = config(backends, kind);
+    c.health.path = "/health".into();
+    c.health.interval_ms = 50;
+    c.health.slow_start_ms = 100;
+    c
+}
+
 /// A keep-alive client connection.
 pub struct Client {
     stream: TcpStream,
