@@ -43,6 +43,11 @@ impl Progress {
         self.bar.suspend(|| println!("{line}"));
     }
 
+    /// Print a line to stderr above the bar (or just print it when there is none).
+    pub fn eprintln(&self, line: &str) {
+        self.bar.suspend(|| eprintln!("{line}"));
+    }
+
     /// Remove the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();

@@ -312,6 +312,14 @@ pub fn claims(rows: &[Row]) -> Vec<String> {
                 out.push(against_haproxy(&head, lr, ha, 1.15));
             }
             let hit = median(lr, |r| r.hit_ratio);
+            if let Some(hash) = get("hash") {
+                let x = rps(lr) / rps(hash);
+                let hash_hit = median(hash, |r| r.hit_ratio);
+                out.push(format!(
+                    "{head} lard-r/hash throughput {x:.2}x (> 1: {}), hit ratio {hit:.3} vs {hash_hit:.3}",
+                    verdict(x > 1.0)
+                ));
+            }
             out.push(format!("{head} lard-r hit ratio {hit:.3} (>= 0.9: {})", verdict(hit >= 0.9)));
         }
         if let (Some(class), Some(rr)) = (get("class"), get("rr")) {
@@ -376,6 +384,13 @@ mod tests {
         assert_eq!(claims.len(), 2, "{claims:?}");
         assert!(claims[0].contains("lard-r/wrr throughput 3.00x (>= 2: holds)"), "{claims:?}");
         assert!(claims[1].contains("hit ratio 0.500 (>= 0.9: FAILS)"), "{claims:?}");
+        let with_hash = [row("lard-r", 0, 300.0), Row { hit_ratio: 0.9, ..row("hash", 0, 200.0) }];
+        let claims = super::claims(&with_hash);
+        assert!(
+            claims.iter().any(|c| c
+                .contains("lard-r/hash throughput 1.50x (> 1: holds), hit ratio 0.500 vs 0.900")),
+            "{claims:?}"
+        );
     }
 
     #[test]

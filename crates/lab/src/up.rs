@@ -32,6 +32,12 @@ const BENCH_POLICIES: [PolicyKind; 5] =
 /// `larder up --bench`'s skew (Zipf's alpha over the dynamic views): a hot set that more
 /// than one node's cache and CPU must serve, over a long tail.
 const BENCH_ALPHA: f64 = 1.0;
+/// `larder up --bench`'s small nodes get this fraction (1/N) of the large nodes' cache.
+const BENCH_SMALL_CACHE_DIVISOR: u64 = 4;
+/// `larder up --bench`'s data set in quarters of all caches together: more than an equal
+/// split (`hash`) fits in the small caches, less than a split weighted by capacity
+/// (`lard`, `lard-r`) fits in every cache, with room left for lard-r's replicas.
+const BENCH_DATASET_QUARTERS_OF_ALL_CACHES: u64 = 3;
 /// The largest store, as a multiple of one node's cache (the LARD papers' interesting
 /// case: more than one node holds, less than all of them together).
 const STORE_PER_CACHE: u64 = 3;
@@ -276,10 +282,13 @@ impl UpConfig {
     /// under `<store dir>/up-bench`.
     pub fn bench_plan(&self, seconds: u64) -> Result<ExperimentPlan> {
         let time = Duration::from_secs(seconds);
+        let cache_mb = bench_caches(self.cache_mb, self.nodes);
+        let all_caches: u64 = cache_mb.iter().sum();
         Ok(ExperimentPlan {
             workloads: vec![WorkloadKind::new(Content::Dynamic, true)],
             systems: BENCH_POLICIES.iter().map(|&p| System::larder(p)).collect(),
-            cache_mb: bench_caches(self.cache_mb, self.nodes),
+            dataset_mb: Some((all_caches * BENCH_DATASET_QUARTERS_OF_ALL_CACHES / 4).max(1)),
+            cache_mb,
             alpha: BENCH_ALPHA,
             rounds: 1,
             duration: time,
@@ -315,10 +324,13 @@ fn bench_line(listen: SocketAddr, example: &str, docs: Option<u32>) -> String {
 }
 
 /// `larder up --bench`'s caches: unequal, as in HACC's cluster: the first half of the
-/// nodes `cache_mb`, the rest half of it (at least 1 MiB).
+/// nodes `cache_mb`, the rest a quarter of it (at least 1 MiB). With 4 nodes of 64 MiB,
+/// 64/64/16/16: 160 MiB in all, a data set of 120 MiB; `hash` gives every node 30 MiB,
+/// which the 16 MiB nodes cannot hold, while a capacity-weighted split (48/48/12/12) fits.
 fn bench_caches(cache_mb: u64, nodes: u16) -> Vec<u64> {
     let n = usize::from(nodes);
-    (0..n).map(|i| if i < n.div_ceil(2) { cache_mb } else { (cache_mb / 2).max(1) }).collect()
+    let small = (cache_mb / BENCH_SMALL_CACHE_DIVISOR).max(1);
+    (0..n).map(|i| if i < n.div_ceil(2) { cache_mb } else { small }).collect()
 }
 
 /// Bytes of synthetic store for `nodes` nodes of `cache_mb` MiB each.
@@ -337,5 +349,18 @@ mod tests {
         assert_eq!(store_bytes(8, 64), 192 << 20);
         assert_eq!(store_bytes(2, 64), 96 << 20);
         assert_eq!(store_bytes(1, 4), 3 << 20);
+    }
+
+    #[test]
+    fn bench_overflows_an_equal_split_but_not_a_weighted_one() {
+        let caches = bench_caches(64, 4);
+        assert_eq!(caches, [64, 64, 16, 16]);
+        let all: u64 = caches.iter().sum();
+        let dataset = all * BENCH_DATASET_QUARTERS_OF_ALL_CACHES / 4;
+        // `hash`: every node a quarter of the data set, more than a small cache.
+        assert!(dataset / 4 > 16, "{dataset}");
+        // Weighted by capacity: every node's share fits its cache.
+        assert!(caches.iter().all(|&c| dataset * c / all <= c));
+        assert_eq!(bench_caches(1, 3), [1, 1, 1]);
     }
 }

@@ -218,10 +218,21 @@ fn write_file(target: &str, size: u64, file: &Path) -> io::Result<()> {
 /// that already exists with the right size is left alone, so re-runs are cheap. Targets
 /// that cannot have a file are counted, not fatal; I/O failures are.
 pub fn write_docroot(workload: &Workload, dir: &Path) -> Result<DocrootReport, TraceError> {
+    write_docroot_watched(workload, dir, || {})
+}
+
+/// [`write_docroot`], calling `each` once per target handled (written, found or
+/// skipped), so a caller can show progress through the `workload.targets.len()` steps.
+pub fn write_docroot_watched(
+    workload: &Workload,
+    dir: &Path,
+    mut each: impl FnMut(),
+) -> Result<DocrootReport, TraceError> {
     let ctx = |p: &Path| p.display().to_string();
     fs::create_dir_all(dir).map_err(|e| TraceError::io(ctx(dir), e))?;
     let mut report = DocrootReport::default();
     for t in &workload.targets {
+        each();
         let Ok(relative) = relative_path(&t.path) else {
             report.unmappable += 1;
             continue;

@@ -42,7 +42,7 @@ pub mod synth;
 pub mod workload;
 
 pub use clf::{parse_line, write as write_log, write_file as write_log_file, LogLine};
-pub use docroot::{served_url, write_docroot, DocrootReport, MapError};
+pub use docroot::{served_url, write_docroot, write_docroot_watched, DocrootReport, MapError};
 pub use error::TraceError;
 pub use load::{load_reader, load_workload, LoadOptions, LoadReport};
 pub use rng::Rng;

@@ -264,14 +264,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut clock = RunClock::start();
     let (sizes, routers) = (&cluster_sizes, &args.routers.0);
+    let runs = sizes.len() * routers.len() * policies.len();
+    let progress = lab::progress::Progress::new(runs as u64, "runs");
     let results = sim::sweep_routers(&mut sim, &base, sizes, routers, &policies, |r, wall| {
         let timed = clock.lap(r, wall);
         if args.json {
-            println!("{}", timed.json_line(args.timing));
+            progress.println(&timed.json_line(args.timing));
         } else if args.timing {
-            eprintln!("{}", timed.summary());
+            progress.eprintln(&timed.summary());
         }
+        progress.advance();
     })?;
+    progress.finish();
     let wall = started.elapsed().as_secs_f64();
     let caches = args.cache_mb.label(cluster_sizes[0]);
     if !args.json {

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trace::{
     generate, human_bytes, load_workload, parse_size, parse_status_range, stats_table,
-    write_docroot, write_log_file, LoadOptions, Popularity, SizeMix, Stats, SynthConfig, Workload,
+    write_docroot_watched, write_log_file, LoadOptions, Popularity, SizeMix, Stats, SynthConfig,
+    Workload,
 };
 
 /// Generated logs start at this instant (2001-09-09T01:46:40Z): any fixed, plausible
@@ -211,7 +212,9 @@ fn docroot(a: &DocrootArgs) -> anyhow::Result<()> {
 }
 
 fn report_docroot(workload: &Workload, dir: &Path) -> anyhow::Result<()> {
-    let report = write_docroot(workload, dir)?;
+    let progress = lab::progress::Progress::new(workload.targets.len() as u64, "files");
+    let report = write_docroot_watched(workload, dir, || progress.advance())?;
+    progress.finish();
     eprintln!("larder: docroot {}: {report}", dir.display());
     Ok(())
 }

@@ -64,10 +64,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR", conflicts_with = "docroot")]
     store_dir: Option<PathBuf>,
     /// Instead of serving: compare the policies (wrr, hash, bounded, lard, lard-r) on a
-    /// cluster of this shape (--nodes; half of them --cache-mb, the rest half that) with
-    /// a skewed (Zipf) dynamic workload whose hot set is more than one node can serve,
-    /// each policy on freshly started nodes so none inherits another's caches; show
-    /// progress, print the table and exit. `larder bench experiment --help` has the full experiments.
+    /// cluster of this shape (--nodes; half of them --cache-mb, the rest a quarter of
+    /// that) with a skewed (Zipf) dynamic workload as large as 3/4 of all caches, whose
+    /// hot set is more than one node can serve, each policy on freshly started nodes so
+    /// none inherits another's caches; show progress, print the table and exit. `larder bench experiment --help` has the full experiments.
     #[arg(long, conflicts_with_all = ["docroot", "config", "policy", "listen", "admin", "routers"])]
     bench: bool,
     /// With --bench: seconds measured per policy (after as long again of warm-up).
