@@ -125,8 +125,7 @@ pub fn start(
     let mut admins = Vec::new();
     let addr = match system {
         System::Larder(policy, placement) => {
-            let mut config = larder_config(policy, setup, nodes);
-            config.policy.placement = placement.name().to_string();
+            let mut config = larder_config(policy, placement, setup, nodes);
             config.reuseport = instances > 1;
             let mut addr = None;
             for i in 1..=instances {
@@ -188,9 +187,23 @@ pub fn start(
     }
 }
 
+/// Whether larder route already gives each node a share of the targets proportional to
+/// the cache capacity the node reports (first choices by weighted rendezvous): then
+/// configured weights proportional to the caches would count every cache twice (a node
+/// with twice the cache would get four times the targets), so such a router keeps equal
+/// weights and the other front-ends get the cache weights.
+fn weighs_reported_capacity(policy: PolicyKind, placement: PlacementMode) -> bool {
+    let places = matches!(
+        policy,
+        PolicyKind::Lard | PolicyKind::LardR | PolicyKind::Hacc | PolicyKind::Class
+    );
+    places && placement != PlacementMode::SharedEqual
+}
+
 /// larder route as the experiments run it: on a free port, no admin listener.
 fn larder_config(
     policy: PolicyKind,
+    placement: PlacementMode,
     setup: &RouterSetup,
     nodes: &[(String, SocketAddr)],
 ) -> RouterConfig {
@@ -200,10 +213,13 @@ fn larder_config(
         nodes: started_nodes(nodes),
         ..RouterConfig::default()
     };
-    for (node, &weight) in c.nodes.iter_mut().zip(&setup.weights) {
-        node.weight = weight;
+    if !weighs_reported_capacity(policy, placement) {
+        for (node, &weight) in c.nodes.iter_mut().zip(&setup.weights) {
+            node.weight = weight;
+        }
     }
     c.policy.kind = policy.to_string();
+    c.policy.placement = placement.name().to_string();
     c.admin.listen = String::new();
     // HACC places subtrees. The default depth 1 would make every document of the stores
     // (`/d/…`) one tree and every view (`/app/…`) another; depth 3 makes a tree of each
@@ -259,7 +275,7 @@ mod tests {
         };
         let nodes: Vec<(String, SocketAddr)> =
             (1..=4).map(|i| (format!("n{i}"), SocketAddr::from(([127, 0, 0, 1], i)))).collect();
-        let c = larder_config(PolicyKind::Class, &setup, &nodes);
+        let c = larder_config(PolicyKind::Class, PlacementMode::SharedEqual, &setup, &nodes);
         // What the router reads back from the file it is given.
         let c = RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap();
         assert_eq!(c.policy.kind, "class");
@@ -269,5 +285,30 @@ mod tests {
         assert_eq!(c.nodes.iter().map(|n| n.weight).collect::<Vec<_>>(), [2, 2, 1, 1]);
         assert!(c.nodes[0].load_report);
         assert_eq!(c.admin.listen, "");
+    }
+
+    #[test]
+    fn cache_weights_are_not_counted_twice() {
+        let setup = RouterSetup {
+            threads: 1,
+            cpu: None,
+            dynamic_pool: Vec::new(),
+            weights: vec![2, 2, 1, 1],
+        };
+        let nodes: Vec<(String, SocketAddr)> =
+            (1..=4).map(|i| (format!("n{i}"), SocketAddr::from(([127, 0, 0, 1], i)))).collect();
+        let weights = |policy, placement| {
+            let c = larder_config(policy, placement, &setup, &nodes);
+            let c = RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap();
+            assert_eq!(c.policy.placement, placement.name());
+            c.nodes.iter().map(|n| n.weight).collect::<Vec<_>>()
+        };
+        // Shares already proportional to the reported caches: equal configured weights.
+        assert_eq!(weights(PolicyKind::LardR, PlacementMode::Shared), [1, 1, 1, 1]);
+        assert_eq!(weights(PolicyKind::Lard, PlacementMode::PerRouter), [1, 1, 1, 1]);
+        // Policies that do not read capacities take the cache weights.
+        assert_eq!(weights(PolicyKind::Wrr, PlacementMode::Shared), [2, 2, 1, 1]);
+        assert_eq!(weights(PolicyKind::Hash, PlacementMode::Shared), [2, 2, 1, 1]);
+        assert_eq!(weights(PolicyKind::LardR, PlacementMode::SharedEqual), [2, 2, 1, 1]);
     }
 }

@@ -117,8 +117,10 @@ pub struct ExperimentPlan {
     pub varnish: Option<PathBuf>,
     /// origin: the limited link to the origin (None: unshaped loopback).
     pub origin_link: Option<OriginLink>,
-    /// Give every front-end node weights proportional to the nodes' caches (larder
-    /// route's, HAProxy's, nginx's and Varnish's own weights) instead of equal ones.
+    /// Give every front-end node weights proportional to the nodes' caches (HAProxy's,
+    /// nginx's, Varnish's and larder route's own weights) instead of equal ones; larder
+    /// route's placement policies keep equal weights, as their shares already follow the
+    /// capacities the nodes report.
     pub weigh_by_cache: bool,
     pub store_dir: Option<PathBuf>,
     /// Directory for table.md, rows.json, shape.json, the SVG charts and the children's logs.

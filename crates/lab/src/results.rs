@@ -266,11 +266,16 @@ pub fn origin_claims(rows: &[Row]) -> Vec<String> {
         let Some(lr) = get("lard-r") else { continue };
         if let Some(wrr) = get("wrr") {
             let x = rps(lr) / rps(wrr);
-            let fewer = bytes(wrr) / bytes(lr);
+            let (mine, theirs) = (bytes(lr), bytes(wrr));
+            let fewer = if mine > 0.0 {
+                format!("{:.2}x fewer", theirs / mine)
+            } else {
+                format!("{:.2} vs {:.2} KiB per request", mine / 1024.0, theirs / 1024.0)
+            };
             out.push(format!(
-                "{head} lard-r/wrr throughput {x:.2}x (>= 3: {}), origin bytes {fewer:.2}x fewer (>= 2.5: {})",
+                "{head} lard-r/wrr throughput {x:.2}x (>= 3: {}), origin bytes {fewer} (>= 2.5: {})",
                 verdict(x >= 3.0),
-                verdict(fewer >= 2.5)
+                verdict(mine * 2.5 <= theirs && theirs > 0.0)
             ));
         }
         if let Some(ha) = get("haproxy") {
@@ -278,11 +283,19 @@ pub fn origin_claims(rows: &[Row]) -> Vec<String> {
         }
         if let Some(v) = get("varnish") {
             let x = rps(lr) / rps(v);
-            let more = bytes(lr) / bytes(v);
+            let (mine, theirs) = (bytes(lr), bytes(v));
+            // Compared as a product, so "both fetched nothing" counts as equal (0/0 would
+            // be NaN, and NaN compares false).
+            let within = mine <= 1.05 * theirs;
+            let ratio = if theirs > 0.0 {
+                format!("{:.3}x varnish's", mine / theirs)
+            } else {
+                format!("{:.2} vs {:.2} KiB per request", mine / 1024.0, theirs / 1024.0)
+            };
             out.push(format!(
-                "{head} lard-r/varnish throughput {x:.2}x (>= 1: {}), origin bytes {more:.3}x varnish's (<= 1.05: {})",
+                "{head} lard-r/varnish throughput {x:.2}x (>= 1: {}), origin bytes {ratio} (<= 1.05: {})",
                 verdict(x >= 1.0),
-                verdict(more <= 1.05)
+                verdict(within)
             ));
         }
     }
@@ -441,6 +454,34 @@ mod tests {
             "{c:?}"
         );
         assert!(!render_table(&rows[..0], "wrr").contains("origin"));
+    }
+
+    #[test]
+    fn origin_claims_hold_when_both_fetch_nothing() {
+        let origin = |system: &str, rps: f64, kib: f64| Row {
+            origin_requests_per_request: Some(kib / 16.0),
+            origin_bytes_per_request: Some(kib * 1024.0),
+            ..row(system, 0, rps)
+        };
+        // Every cache holds the whole data set: no origin traffic behind either front-end.
+        let rows = [
+            origin("wrr", 1000.0, 3.0),
+            origin("varnish", 3000.0, 0.0),
+            origin("lard-r", 3500.0, 0.0),
+        ];
+        let c = origin_claims(&rows);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert!(
+            c[0].contains("origin bytes 0.00 vs 3.00 KiB per request (>= 2.5: holds)"),
+            "{c:?}"
+        );
+        assert!(
+            c[1].contains("origin bytes 0.00 vs 0.00 KiB per request (<= 1.05: holds)"),
+            "{c:?}"
+        );
+        // More than nothing is not within 5% of nothing.
+        let rows = [origin("varnish", 3000.0, 0.0), origin("lard-r", 3500.0, 0.5)];
+        assert!(origin_claims(&rows)[0].contains("(<= 1.05: FAILS)"));
     }
 
     #[test]

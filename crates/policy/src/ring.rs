@@ -1,7 +1,8 @@
 //! The consistent-hash ring shared by `hash` and `bounded`.
 //!
 //! Each eligible node owns points on a 64-bit circle, as many as its weight asks
-//! (weight × [`RingConfig::points_per_weight`], capped), and a target belongs to the
+//! (weight × [`RingConfig::points_per_weight`]; when that passes the cap, every node's
+//! count shrinks by the same factor, so shares keep the weights' proportions), and a target belongs to the
 //! first point at or after its own position. Points sit in a sorted array with a bucket
 //! index on the top bits of the position, so a lookup reads the index and binary-searches
 //! one bucket of about two points, and walking on is a step through the array: this keeps
@@ -72,8 +73,14 @@ impl HashRing {
         eligible.dedup_by_key(|n| n.id);
         self.nodes = eligible.len();
         let mut pairs: Vec<(u64, NodeId)> = Vec::new();
+        let ppw = f64::from(self.config.points_per_weight);
+        let heaviest = eligible.iter().map(|n| f64::from(n.weight)).fold(0.0, f64::max);
+        // When the cap binds, every node's points shrink by the same factor: capping each
+        // node alone would give weights 2 and 1 (200 and 100 in the router's units) the
+        // same 1,600 points, i.e. equal shares whatever the weights say.
+        let scale = (f64::from(self.config.max_points_per_node) / (heaviest * ppw)).min(1.0);
         for n in &eligible {
-            let count = (u64::from(n.weight) * u64::from(self.config.points_per_weight))
+            let count = ((f64::from(n.weight) * ppw * scale).round() as u64)
                 .min(u64::from(self.config.max_points_per_node))
                 .max(1);
             // On the node's name, not its id: routers that list the nodes in another
@@ -188,6 +195,23 @@ mod tests {
         assert_eq!(count(3), 0.0);
         let ratio = count(0) / count(1);
         assert!(ratio > 2.2 && ratio < 4.0, "ratio {ratio}");
+    }
+
+    #[test]
+    fn weights_past_the_cap_keep_their_proportions() {
+        // The router passes weights in hundredths (weight 2 is 200): every node would ask
+        // for more than the cap, and the ring must still give 2/2/1/1.
+        let mut nodes = NodeState::uniform(4);
+        for (n, w) in nodes.iter_mut().zip([200, 200, 100, 100]) {
+            n.weight = w;
+        }
+        let r = ring(&nodes);
+        let points = |id| r.owners.iter().filter(|o| **o == NodeId(id)).count();
+        assert_eq!([points(0), points(1), points(2), points(3)], [1600, 1600, 800, 800]);
+        let got = owners(&r, 60_000);
+        let count = |id| got.iter().filter(|o| **o == Some(NodeId(id))).count() as f64;
+        let ratio = (count(0) + count(1)) / (count(2) + count(3));
+        assert!(ratio > 1.6 && ratio < 2.5, "ratio {ratio}");
     }
 
     #[test]

@@ -135,7 +135,8 @@ pub struct Args {
     /// origin: the link's queue in KiB (beyond it, packets are dropped).
     #[arg(long, value_name = "KB", default_value_t = 1024)]
     origin_queue_kb: u64,
-    /// Weigh every front-end's nodes by their caches (larder, HAProxy, nginx, Varnish).
+    /// Weigh every front-end's nodes by their caches (HAProxy, nginx, Varnish, larder's
+    /// wrr and hash; lard, lard-r and hacc weigh the capacities nodes report already).
     #[arg(long)]
     weigh_by_cache: bool,
     /// Where stores are kept [default: $XDG_CACHE_HOME/larder or ~/.cache/larder].
