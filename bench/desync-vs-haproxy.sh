@@ -162,19 +162,9 @@ pids+=($!)
 
 nginx_port=$(free_port)
 mkdir -p "$work/nginx"
-cat >"$work/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-error_log $work/nginx/error.log;
-pid $work/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
+{
+    nginx_conf_head "$work/nginx" 1024
+    cat <<EOF
     upstream b { server 127.0.0.1:$backend_port; keepalive 16; }
     server {
         listen 127.0.0.1:$nginx_port;
@@ -189,6 +179,7 @@ http {
     }
 }
 EOF
+} >"$work/nginx.conf"
 "$(tool_path nginx)" -c "$work/nginx.conf" &
 pids+=($!)
 for port in "$larder_port" "$haproxy_port" "$nginx_port"; do wait_port "$port"; done

@@ -82,6 +82,26 @@ start_larder_route() {
     wait_port "$port"
 }
 
+# nginx_conf_head DIR CONNECTIONS: the start of an nginx.conf for a foreground nginx with
+# one worker whose pid, error log and temporary files live in DIR; it ends inside the
+# `http {` block, where the caller adds its servers and the closing brace.
+nginx_conf_head() {
+    cat <<EOF
+worker_processes 1;
+daemon off;
+error_log $1/error.log;
+pid $1/nginx.pid;
+events { worker_connections $2; }
+http {
+    access_log off;
+    client_body_temp_path $1/body;
+    proxy_temp_path $1/proxy;
+    fastcgi_temp_path $1/fastcgi;
+    uwsgi_temp_path $1/uwsgi;
+    scgi_temp_path $1/scgi;
+EOF
+}
+
 # small_docroot: $work/www holding f.txt, a 1 KiB file.
 small_docroot() {
     mkdir -p "$work/www"

@@ -30,19 +30,9 @@ done
 printf '<html>hello</html>\n' >"$work/site/index.html"
 
 origin_port=$(free_port)
-cat >"$work/nginx/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
+{
+    nginx_conf_head "$work/nginx" 256
+    cat <<EOF
     server {
         listen 127.0.0.1:$origin_port;
         root $work/site;
@@ -50,6 +40,7 @@ http {
     }
 }
 EOF
+} >"$work/nginx/nginx.conf"
 "$nginx" -c "$work/nginx/nginx.conf" -p "$work/nginx" 2>>"$work/nginx.err" &
 pids+=($!)
 wait_port "$origin_port"
