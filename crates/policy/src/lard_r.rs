@@ -23,11 +23,23 @@
 //!
 //! The member removed is never the one the request is sent to. Nodes that go down or
 //! leave are taken out of every set at once (a set left empty is dropped).
+//!
+//! **Flash crowds.** Waiting for T_high lets a crowd overload one node first. With shared
+//! placement a target that takes a large share of this router's requests
+//! ([`crate::heat`]) is served at once from its first few candidates in the order every
+//! router computes ([`Roster::candidates`]), as many as its share calls for; load only
+//! chooses among them, and adds the next candidate when even the least loaded of them is
+//! overloaded. Every router seeing the same crowd therefore serves it from the same nodes.
+//! When the heat is gone the set goes back to its first member and LARD/R's rule above.
 
+use crate::heat::{HeatConfig, HeatMeter, TargetHeat};
+use crate::home::CANDIDATES;
 use crate::roster::{least_of, most_of, overloaded, Roster};
 use crate::server_set::ServerSet;
 use crate::table::TargetTable;
-use crate::{LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target};
+use crate::{
+    LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target, TargetKey,
+};
 
 /// One target's servers and when the set last changed.
 struct Entry {
@@ -35,6 +47,9 @@ struct Entry {
     changed_at: Nanos,
     /// The shared-choice epoch the set was last checked at ([`Roster::epoch`]).
     epoch: u64,
+    heat: TargetHeat,
+    /// While the set is a hot target's replicas: how many it was built with (0: it is not).
+    hot_set: usize,
 }
 
 pub struct LardR {
@@ -43,19 +58,58 @@ pub struct LardR {
     shrink_after: Nanos,
     roster: Roster,
     table: TargetTable<Entry>,
+    meter: HeatMeter,
     replications: u64,
 }
 
 impl LardR {
     pub fn from_spec(spec: &PolicySpec) -> Self {
+        // Heat replicas need an order of candidates every router shares.
+        let heat = match spec.placement.is_shared() {
+            true => spec.heat,
+            false => HeatConfig { share: 0.0, ..spec.heat },
+        };
         LardR {
             t_low: spec.t_low,
             t_high: spec.t_high,
             shrink_after: spec.shrink_after,
             roster: Roster::new(spec.placement),
             table: TargetTable::new(spec.table_cap),
+            meter: HeatMeter::new(heat),
             replications: 0,
         }
+    }
+
+    /// Where a hot target's request goes: the least loaded of its first `heat.replicas()`
+    /// candidates, the set rebuilt from them when their number or the candidates changed,
+    /// and grown by the next candidate when even the least loaded is overloaded.
+    fn pick_hot(&mut self, key: TargetKey, view: &LoadView, now: Nanos) -> Option<NodeId> {
+        let epoch = self.roster.epoch(view);
+        let (_, least) = least_of(self.roster.eligible().iter().copied(), view)?;
+        let candidates = self.roster.candidates(key, view)?;
+        let candidates = candidates.as_slice();
+        let set = self.table.get_mut(key)?;
+        for pass in 0..2 {
+            let want = set.heat.replicas().min(candidates.len());
+            if set.hot_set != want || set.epoch != epoch || set.servers.len() != want {
+                let servers = ServerSet::of(&candidates[..want])?;
+                let added = servers.iter().filter(|&n| !set.servers.contains(n)).count();
+                self.replications += added as u64;
+                set.servers = servers;
+                set.hot_set = want;
+                set.epoch = epoch;
+                set.changed_at = now;
+            }
+            let (node, load) = least_of(set.servers.iter(), view)?;
+            if pass == 1
+                || want == candidates.len()
+                || !overloaded(load, least, self.t_low, self.t_high)
+            {
+                return Some(node);
+            }
+            set.heat.grow(CANDIDATES);
+        }
+        None
     }
 }
 
@@ -66,12 +120,26 @@ impl Policy for LardR {
 
     fn pick(&mut self, target: &Target, view: &LoadView, now: Nanos) -> Option<NodeId> {
         let epoch = self.roster.epoch(view);
+        let live = self.roster.eligible().len();
         let Some(set) = self.table.get_mut(target.key) else {
             let (node, _) = self.roster.place(target.key, view, self.t_low, self.t_high)?;
             let servers = ServerSet::new(node);
-            self.table.insert(target.key, Entry { servers, changed_at: now, epoch });
+            let mut heat = TargetHeat::default();
+            self.meter.record(&mut heat, now, live);
+            let entry = Entry { servers, changed_at: now, epoch, heat, hot_set: 0 };
+            self.table.insert(target.key, entry);
             return Some(node);
         };
+        self.meter.record(&mut set.heat, now, live);
+        if set.heat.is_hot() {
+            return self.pick_hot(target.key, view, now);
+        }
+        if set.hot_set > 0 {
+            // The heat is gone: back to the first replica, LARD/R's rule from here.
+            set.servers = ServerSet::new(set.servers.first());
+            set.hot_set = 0;
+            set.changed_at = now;
+        }
         if set.epoch != epoch {
             // The shared first choices changed since (a node joined or came back, or a
             // capacity or warmth changed): a target on one node goes where it now

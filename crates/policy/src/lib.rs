@@ -25,6 +25,8 @@
 //!   with rotating tie-breaks, LARD's overload test) and [`table`] (the target table,
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
 //!   per-target node set.
+//! - [`heat`]: which targets take a large share of the requests now (flash crowds), for
+//!   `lard-r`'s replicas on every router alike.
 //! - [`warmup`]: how much of its share a node that joined or restarted takes, from its
 //!   reported uptime and hit ratio.
 
@@ -35,6 +37,7 @@ pub mod build;
 pub mod class;
 pub mod hacc;
 pub mod hash;
+pub mod heat;
 pub mod holdings;
 pub mod home;
 pub mod lard;

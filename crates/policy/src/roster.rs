@@ -10,7 +10,7 @@
 //! every router ([`PlacementMode::Shared`], by [`crate::home`]) or by this router's own
 //! view of the load ([`PlacementMode::PerRouter`]).
 
-use crate::home::{Capacity, Homes};
+use crate::home::{Candidates, Capacity, Homes};
 use crate::{LoadView, NodeId, NodeState, PlacementMode, TargetKey};
 
 /// The eligible nodes.
@@ -81,6 +81,12 @@ impl Roster {
         let (_, least) = least_of(self.eligible.iter().copied(), view)?;
         let room = |load: f64| !overloaded(load, least, t_low, t_high);
         self.homes.first_fit(key, view, room)
+    }
+
+    /// `key`'s candidates in the order every router computes ([`Homes::candidates`]),
+    /// best first; `None` per router, where no such order is kept.
+    pub fn candidates(&self, key: TargetKey, view: &LoadView) -> Option<Candidates> {
+        self.mode.is_shared().then(|| self.homes.candidates(key, view))
     }
 
     /// Changes so far to what shared first choices depend on (membership and weights

@@ -17,6 +17,21 @@ impl ServerSet {
         ServerSet { first: node, rest: Vec::new() }
     }
 
+    /// The set of `nodes` in order (`None` when `nodes` is empty).
+    pub fn of(nodes: &[NodeId]) -> Option<Self> {
+        let (&first, rest) = nodes.split_first()?;
+        let mut set = ServerSet::new(first);
+        for &node in rest {
+            set.insert(node);
+        }
+        Some(set)
+    }
+
+    /// The member the set started from (or the oldest left).
+    pub fn first(&self) -> NodeId {
+        self.first
+    }
+
     pub fn len(&self) -> usize {
         1 + self.rest.len()
     }

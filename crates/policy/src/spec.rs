@@ -3,6 +3,7 @@
 
 use std::str::FromStr;
 
+use crate::heat::HeatConfig;
 use crate::{ClassId, Nanos, NodeId, SECOND};
 
 /// Every policy larder ships.
@@ -149,6 +150,9 @@ pub struct PolicySpec {
     pub placement: PlacementMode,
     /// The longest warm-up of a node that joined or restarted ([`crate::warmup`]); 0: none.
     pub warmup_max: Nanos,
+    /// `lard-r`: when a target is hot enough for replicas on its next candidates
+    /// ([`crate::heat`]).
+    pub heat: HeatConfig,
 }
 
 impl PolicySpec {
@@ -165,6 +169,7 @@ impl PolicySpec {
             classes: Vec::new(),
             placement: PlacementMode::Shared,
             warmup_max: crate::warmup::WarmupConfig::default().max,
+            heat: HeatConfig::default(),
         }
     }
 
@@ -197,6 +202,13 @@ impl PolicySpec {
         }
         if self.hacc_margin.is_nan() || self.hacc_margin < 0.0 {
             return bad("hacc_margin must be >= 0");
+        }
+        let heat = &self.heat;
+        if !(0.0..=1.0).contains(&heat.share) {
+            return bad("hot_share must be between 0 and 1");
+        }
+        if !heat.min_rate.is_finite() || heat.min_rate < 0.0 {
+            return bad("hot_min_rps must be a number >= 0");
         }
         if self.hacc_interval == 0 {
             return bad("hacc_interval must be above 0");
