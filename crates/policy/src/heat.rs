@@ -140,20 +140,18 @@ impl HeatMeter {
         self.config.enabled()
     }
 
-    /// Count one request for `target` at `now` and judge its heat with `live` nodes to
-    /// spread over. Returns true when the target's replica count changed.
-    pub fn record(&mut self, target: &mut TargetHeat, now: Nanos, live: usize) -> bool {
+    /// Count one request for `target` at `now` and judge its heat with `live` nodes in
+    /// the cluster and at most `cap` replicas.
+    pub fn record(&mut self, target: &mut TargetHeat, now: Nanos, live: usize, cap: usize) {
         if !self.enabled() {
-            return false;
+            return;
         }
         self.all.add(now);
         target.seen.add(now);
-        let before = target.replicas;
-        let mine = target.seen.estimate(now);
-        let share = mine / self.all.estimate(now).max(1.0);
-        let rate = mine * (SECOND as f64 / WINDOW as f64);
-        if share >= self.config.share && rate >= self.config.min_rate && live > 1 {
-            target.replicas = target.replicas.max(clamp_count(replicas(share, live), live));
+        let share = self.share(target, now);
+        let rate = target.seen.estimate(now) * (SECOND as f64 / WINDOW as f64);
+        if share >= self.config.share && rate >= self.config.min_rate && cap > 1 {
+            target.replicas = target.replicas.max(clamp_count(replicas(share, live), cap));
             target.cooling_since = None;
         } else if target.is_hot() {
             if share >= self.config.share / 2.0 {
@@ -165,7 +163,11 @@ impl HeatMeter {
                 }
             }
         }
-        target.replicas != before
+    }
+
+    /// `target`'s share of the requests over the window ending at `now`.
+    fn share(&self, target: &TargetHeat, now: Nanos) -> f64 {
+        target.seen.estimate(now) / self.all.estimate(now).max(1.0)
     }
 }
 
@@ -216,9 +218,9 @@ mod tests {
         for i in 0..rate * secs {
             t = from + i * SECOND / rate;
             if i % every == 0 {
-                m.record(h, t, 4);
+                m.record(h, t, 4, 4);
             } else {
-                m.record(&mut TargetHeat::default(), t, 4);
+                m.record(&mut TargetHeat::default(), t, 4, 4);
             }
         }
         t
@@ -247,12 +249,12 @@ mod tests {
         let mut m = HeatMeter::new(HeatConfig::default());
         let mut h = TargetHeat::default();
         for i in 0..100 {
-            m.record(&mut h, i * SECOND / 20, 4);
+            m.record(&mut h, i * SECOND / 20, 4, 4);
         }
         assert!(!h.is_hot(), "20 requests a second, all to one target");
         let mut off = HeatMeter::new(HeatConfig { share: 0.0, ..HeatConfig::default() });
         for i in 0..10_000 {
-            off.record(&mut h, i * MS, 4);
+            off.record(&mut h, i * MS, 4, 4);
         }
         assert!(!h.is_hot());
     }

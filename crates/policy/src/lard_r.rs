@@ -82,17 +82,18 @@ impl LardR {
 
     /// Where a hot target's request goes: the least loaded of its first `heat.replicas()`
     /// candidates, the set rebuilt from them when their number or the candidates changed,
-    /// and grown by the next candidate when even the least loaded is overloaded.
+    /// and grown by the next candidate when even the least loaded is overloaded. The
+    /// candidates are computed only on a rebuild, so a hot target's request costs about
+    /// what any other's does.
     fn pick_hot(&mut self, key: TargetKey, view: &LoadView, now: Nanos) -> Option<NodeId> {
         let epoch = self.roster.epoch(view);
-        let (_, least) = least_of(self.roster.eligible().iter().copied(), view)?;
-        let candidates = self.roster.candidates(key, view)?;
-        let candidates = candidates.as_slice();
+        let cap = self.roster.eligible().len().min(CANDIDATES);
         let set = self.table.get_mut(key)?;
-        for pass in 0..2 {
-            let want = set.heat.replicas().min(candidates.len());
+        for _ in 0..2 {
+            let want = set.heat.replicas().min(cap);
             if set.hot_set != want || set.epoch != epoch || set.servers.len() != want {
-                let servers = ServerSet::of(&candidates[..want])?;
+                let candidates = self.roster.candidates(key, view)?;
+                let servers = ServerSet::of(candidates.as_slice().get(..want)?)?;
                 let added = servers.iter().filter(|&n| !set.servers.contains(n)).count();
                 self.replications += added as u64;
                 set.servers = servers;
@@ -101,15 +102,17 @@ impl LardR {
                 set.changed_at = now;
             }
             let (node, load) = least_of(set.servers.iter(), view)?;
-            if pass == 1
-                || want == candidates.len()
-                || !overloaded(load, least, self.t_low, self.t_high)
-            {
+            // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
+            if load <= self.t_high || want == cap {
                 return Some(node);
             }
-            set.heat.grow(CANDIDATES);
+            let (_, least) = least_of(self.roster.eligible().iter().copied(), view)?;
+            if !overloaded(load, least, self.t_low, self.t_high) {
+                return Some(node);
+            }
+            set.heat.grow(cap);
         }
-        None
+        least_of(set.servers.iter(), view).map(|(node, _)| node)
     }
 }
 
@@ -125,12 +128,12 @@ impl Policy for LardR {
             let (node, _) = self.roster.place(target.key, view, self.t_low, self.t_high)?;
             let servers = ServerSet::new(node);
             let mut heat = TargetHeat::default();
-            self.meter.record(&mut heat, now, live);
+            self.meter.record(&mut heat, now, live, live.min(CANDIDATES));
             let entry = Entry { servers, changed_at: now, epoch, heat, hot_set: 0 };
             self.table.insert(target.key, entry);
             return Some(node);
         };
-        self.meter.record(&mut set.heat, now, live);
+        self.meter.record(&mut set.heat, now, live, live.min(CANDIDATES));
         if set.heat.is_hot() {
             return self.pick_hot(target.key, view, now);
         }
@@ -292,6 +295,30 @@ mod tests {
         nodes[first.index()].up = true;
         p.membership(&nodes, 3);
         assert_eq!(p.pick(&t, &v, 3), Some(first), "the target returns to a node that is back");
+    }
+
+    #[test]
+    fn a_hot_target_takes_its_next_candidate_when_its_replicas_are_overloaded() {
+        let mut p = LardR::from_spec(&PolicySpec::new(PolicyKind::LardR));
+        p.membership(&NodeState::uniform(4), 0);
+        let mut v = LoadView::new(4);
+        let hot = Target::from_key(1);
+        // A third of 400 requests a second on one target: hot, on 3 of the 4 nodes (each
+        // replica at most half a node's fair share).
+        for i in 0..400u64 {
+            let t = if i % 3 == 0 { hot } else { Target::from_key(100 + i % 50) };
+            p.pick(&t, &v, i * SECOND / 400);
+        }
+        let order = p.roster.candidates(hot.key, &v).unwrap();
+        let order = order.as_slice();
+        assert_eq!(p.placement(&hot), order[..3].to_vec());
+        let replications = p.stats().replications;
+        for &node in &order[..3] {
+            load(&mut v, node, 70);
+        }
+        assert_eq!(p.pick(&hot, &v, SECOND), Some(order[3]), "all overloaded, a node idle");
+        assert_eq!(p.placement(&hot), order.to_vec());
+        assert_eq!(p.stats().replications, replications + 1);
     }
 
     #[test]

@@ -242,6 +242,15 @@ pub struct PolicyConfig {
     /// targets as its hit ratio catches up with the others', and fully at this uptime);
     /// 0 turns warm-up off.
     pub warmup_max_ms: u64,
+    /// `lard-r`: a target taking at least this share (0–1) of the router's recent
+    /// requests gets replicas on its next candidates, the same nodes on every router;
+    /// 0 turns heat replicas off.
+    pub hot_share: f64,
+    /// `lard-r`: and at least this many requests a second at this router.
+    pub hot_min_rps: f64,
+    /// `lard-r`: a hot target whose share stays below half of `hot_share` this long
+    /// loses its replicas.
+    pub hot_cool_ms: u64,
 }
 
 impl Default for PolicyConfig {
@@ -258,6 +267,9 @@ impl Default for PolicyConfig {
             classes: Vec::new(),
             placement: spec.placement.name().to_string(),
             warmup_max_ms: spec.warmup_max / (SECOND / 1000),
+            hot_share: spec.heat.share,
+            hot_min_rps: spec.heat.min_rate,
+            hot_cool_ms: spec.heat.cool_after / (SECOND / 1000),
         }
     }
 }
@@ -555,6 +567,11 @@ impl RouterConfig {
         spec.hacc_margin = p.hacc_margin;
         spec.placement = p.placement.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
         spec.warmup_max = p.warmup_max_ms.saturating_mul(SECOND / 1000);
+        spec.heat = policy::heat::HeatConfig {
+            share: p.hot_share,
+            min_rate: p.hot_min_rps,
+            cool_after: p.hot_cool_ms.saturating_mul(SECOND / 1000),
+        };
         for pool in &p.classes {
             let inner = pool.inner.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
             let nodes =
