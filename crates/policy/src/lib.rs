@@ -33,6 +33,7 @@
 pub mod bounded;
 pub mod build;
 pub mod class;
+pub mod decayed;
 pub mod hacc;
 pub mod hash;
 pub mod holdings;
@@ -65,4 +66,4 @@ pub use nanos::{Nanos, SECOND};
 pub use node::{NodeId, NodeState};
 pub use policy::{Outcome, Policy, PolicyStats};
 pub use spec::{PlacementMode, PolicyKind, PolicySpec, SpecError};
-pub use target::{ClassId, Target, TargetKey};
+pub use target::{ClassId, Target, TargetKey, TreePath, TREE_LEVELS};

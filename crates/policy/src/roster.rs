@@ -10,7 +10,7 @@
 //! every router ([`PlacementMode::Shared`], by [`crate::home`]) or by this router's own
 //! view of the load ([`PlacementMode::PerRouter`]).
 
-use crate::home::{Capacity, Homes};
+use crate::home::{Candidates, Capacity, Homes};
 use crate::{LoadView, NodeId, NodeState, PlacementMode, TargetKey};
 
 /// The eligible nodes.
@@ -124,6 +124,26 @@ impl Roster {
         self.live = live;
         self.eligible = (0..len).filter(|&i| self.live[i]).map(|i| NodeId(i as u32)).collect();
         lost
+    }
+
+    /// `node`'s fair share of the load: with shared placement its share of the weights the
+    /// first choices follow ([`Homes::share`]), per router an equal share; 0 when it is
+    /// not eligible.
+    pub fn share(&self, node: NodeId, view: &LoadView) -> f64 {
+        match self.mode {
+            _ if !self.is_eligible(node) => 0.0,
+            PlacementMode::Shared | PlacementMode::SharedEqual => self.homes.share(node, view),
+            PlacementMode::PerRouter => 1.0 / self.eligible.len() as f64,
+        }
+    }
+
+    /// `key`'s shared first choices, best first ([`Homes::candidates`]); none per router.
+    pub fn candidates(&self, key: TargetKey, view: &LoadView) -> Candidates {
+        if self.mode.is_shared() {
+            self.homes.candidates(key, view)
+        } else {
+            Candidates::default()
+        }
     }
 
     /// Eligible nodes in id order.
