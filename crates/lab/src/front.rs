@@ -21,22 +21,21 @@ use crate::launcher::{local_address, Launcher};
 use crate::probe;
 use crate::route;
 
-/// Directory levels of a HACC tree in the experiments (see [`larder_config`]).
-const TREE_DEPTH: usize = 3;
-
-/// A front-end the experiments compare: larder route with a policy and its placement
+/// A front-end the experiments compare: larder route with a policy, its placement
 /// (`lard-r` shares one placement across routers, `lard-r/per-router` keeps each
-/// router's own table), or an anchor.
+/// router's own table) and the mapper's tree depth (`hacc@3`: subtrees fixed at three
+/// directory levels; without: the router's default, subtrees split and merged by load),
+/// or an anchor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum System {
-    Larder(PolicyKind, PlacementMode),
+    Larder(PolicyKind, PlacementMode, Option<u8>),
     Anchor(Anchor),
 }
 
 impl System {
-    /// larder route with `policy` and the default placement.
+    /// larder route with `policy` and the default placement and mapping.
     pub fn larder(policy: PolicyKind) -> System {
-        System::Larder(policy, PlacementMode::default())
+        System::Larder(policy, PlacementMode::default(), None)
     }
 }
 
@@ -48,23 +47,40 @@ impl FromStr for System {
             return Ok(System::Anchor(a));
         }
         let (policy, placement) = s.split_once('/').unwrap_or((s, PlacementMode::default().name()));
+        let (policy, depth) = match policy.split_once('@') {
+            Some((policy, depth)) => {
+                let depth = depth.parse().map_err(|_| {
+                    format!("{s:?}: the tree depth after @ must be a number of levels (0-255)")
+                })?;
+                (policy, Some(depth))
+            }
+            None => (policy, None),
+        };
         let policy = policy.parse().map_err(|_| {
             let names: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.name()).collect();
             format!(
-                "{s:?}: expected a policy ({}) with an optional /per-router, haproxy, nginx or varnish",
+                "{s:?}: expected a policy ({}) with an optional @DEPTH and /per-router, haproxy, nginx or varnish",
                 names.join(", ")
             )
         })?;
         let placement = placement.parse().map_err(|e| format!("{s:?}: {e}"))?;
-        Ok(System::Larder(policy, placement))
+        Ok(System::Larder(policy, placement, depth))
     }
 }
 
 impl fmt::Display for System {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            System::Larder(p, PlacementMode::Shared) => p.fmt(f),
-            System::Larder(p, placement) => write!(f, "{p}/{placement}"),
+            System::Larder(p, placement, depth) => {
+                p.fmt(f)?;
+                if let Some(depth) = depth {
+                    write!(f, "@{depth}")?;
+                }
+                match placement {
+                    PlacementMode::Shared => Ok(()),
+                    placement => write!(f, "/{placement}"),
+                }
+            }
             System::Anchor(a) => a.fmt(f),
         }
     }
@@ -124,8 +140,9 @@ pub fn start(
     let instances = instances.max(1);
     let mut admins = Vec::new();
     let addr = match system {
-        System::Larder(policy, placement) => {
+        System::Larder(policy, placement, depth) => {
             let mut config = larder_config(policy, placement, setup, nodes);
+            config.mapping.tree_depth = depth.map(usize::from);
             config.reuseport = instances > 1;
             let mut addr = None;
             for i in 1..=instances {
@@ -221,10 +238,6 @@ fn larder_config(
     c.policy.kind = policy.to_string();
     c.policy.placement = placement.name().to_string();
     c.admin.listen = String::new();
-    // HACC places subtrees. The default depth 1 would make every document of the stores
-    // (`/d/…`) one tree and every view (`/app/…`) another; depth 3 makes a tree of each
-    // leaf directory of the stores and of each view (`/app/<db>/<view>/`).
-    c.mapping.tree_depth = TREE_DEPTH;
     if policy == PolicyKind::Class {
         c.policy.classes = vec![ClassPoolConfig {
             class: 1,

@@ -33,8 +33,6 @@ type Figures = [(f64, f64); 2];
 
 /// A figure is within the tolerance when |simulated / measured − 1| ≤ it.
 const TOLERANCE: f64 = 0.2;
-/// Directory levels the experiments configure the router with.
-const TREE_DEPTH: usize = 3;
 
 /// The experiment's shape, as it was run (its flags).
 #[derive(Clone, Debug)]
@@ -138,7 +136,7 @@ fn simulate(
     let w = trace::generate(&config)?;
     let urls =
         if dynamic { (0..docs).map(|v| view_url(v, 0)).collect() } else { sim::served_urls(&w)? };
-    let mut simulator = Simulator::with_targets(&w, sim::route_targets(&urls, Some(TREE_DEPTH))?)?;
+    let mut simulator = Simulator::with_targets(&w, sim::route_targets(&urls, None)?)?;
     let cost = Model {
         setup_ns: ns(model.hit_us / 2.0),
         teardown_ns: ns(model.hit_us / 2.0),

@@ -1,168 +1,196 @@
-//! `hacc`: the policy of HACC's Smart Router (Zhang et al., USENIX Windows NT 1999).
+//! `hacc`: the policy of HACC's Smart Router (Zhang et al., USENIX Windows NT 1999), with
+//! subtrees that split when they are too much for one node and merge when cold.
 //!
-//! HACC models the namespace as a tree and places subtrees rather than single files, so
-//! a directory's documents (or a Domino database's views) share one node's memory. A
-//! subtree never seen before goes to the least-loaded node. When the most loaded node's
-//! load exceeds the least loaded's by more than a margin (`spec.hacc_margin`), part of
-//! its documents move to the least-loaded node, at most once per interval
-//! (`spec.hacc_interval`, HACC's 200 ms polling period).
+//! HACC models the namespace as a tree and places subtrees rather than single files, so a
+//! directory's documents share one node's memory. A subtree whose load is too large for
+//! one node is split into its children, which are spread over the nodes; children that
+//! have together gone cold merge back into their parent. The mapper offers each target's
+//! subtrees coarsest first ([`crate::TreePath`]: the root, every enclosing directory, the
+//! target itself); with a fixed tree depth it offers only one, and nothing splits.
 //!
-//! What "part" is, is our choice (the paper leaves it open): each subtree counts its
-//! requests over the current and the previous interval, and each node remembers the
-//! [`HOT_SLOTS`] hottest subtrees it served since the last rebalance. A subtree's share
-//! of its node's load is estimated as the node's load times the subtree's fraction of the
-//! node's requests. Moving load x from the most to the least loaded node changes their gap
-//! g to |g − 2x|, so we move the hottest remembered subtrees whose shares fit in g/2
-//! together (no overshoot); if none fits, the smallest one with x < g (it still narrows
-//! the gap); and nothing when a single subtree carries the whole gap (moving it would
-//! only move the hot spot: `lard-r` replicates such targets, `hacc` does not).
+//! Load is requests, counted for every subtree a request passes through over a window
+//! that halves every `spec.hacc_half_life` ([`Decayed`]), and compared with a node's fair
+//! share of all requests ([`Roster::share`]: with shared placement its configured weight ×
+//! reported cache capacity over everyone's, per router an equal share). On each request,
+//! walking the target's subtrees from the root:
+//! - a split subtree merges back, onto the node it had before it split, when its count
+//!   falls below `hacc_merge` × that node's fair share;
+//! - the placed subtree splits when its count exceeds `hacc_split` × its node's fair
+//!   share (if it has children and is above `hacc_max_depth`); its children start on its
+//!   node, so their copies stay where they are until the balance moves some;
+//! - a node whose count exceeds `hacc_balance` × its fair share hands the subtree being
+//!   requested to a node that stays within half that margin with it.
 //!
-//! With [`crate::PlacementMode::Shared`] (the default) a new subtree goes where every router
-//! would put it ([`crate::home`]: its first candidate by name that holds it or
-//! that LARD would not call overloaded); rebalancing stays each router's own.
-//! [`crate::PlacementMode::PerRouter`] keeps HACC's least loaded node, for comparison.
+//! Subtrees below the placed one are counted too, so a subtree that splits knows its
+//! children's loads at once; a node's count is the sum of its subtrees' (a moved subtree
+//! takes its count along), so a node never sheds more than it must. Split and merge
+//! thresholds apart, and the balance's trigger and target apart, keep it from flapping.
 //!
-//! A known subtree costs one table lookup and a few counter updates; the O(n) scans run
-//! for new subtrees and once per interval.
+//! With [`crate::PlacementMode::Shared`] (the default) a new top subtree goes where every
+//! router would put it ([`crate::home`]: its first candidate by name that holds it or
+//! that LARD would not call overloaded) and a moved subtree goes to its first rendezvous
+//! candidate with room, so routers that see alike traffic decide alike.
+//! [`crate::PlacementMode::PerRouter`] takes HACC's least loaded node for both.
+//!
+//! A request costs one table lookup per level of its path (at most [`crate::TREE_LEVELS`]).
+//! The table keeps at most `spec.table_cap` subtrees and evicts the least recently
+//! requested; a child is requested after its parent, so it goes before its parent, and a
+//! child whose parent was forgotten is placed afresh (split epochs never repeat).
 
+use crate::decayed::Decayed;
 use crate::roster::Roster;
 use crate::table::TargetTable;
 use crate::{
     LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target, TargetKey,
 };
 
-/// How many of its hottest subtrees each node remembers as candidates to move.
-pub const HOT_SLOTS: usize = 4;
+/// Fewer (decayed) requests than this are too few to call a subtree hot: a cold start
+/// does not split everything down to single files on its first requests.
+pub const MIN_SPLIT_REQUESTS: f64 = 8.0;
 
-/// Requests counted in fixed windows (one rebalance interval each); the rate is the count
-/// over the current and the previous window, so it never drops to zero at a boundary.
-#[derive(Copy, Clone, Debug, Default)]
-struct WindowCount {
-    window: u64,
-    current: u32,
-    previous: u32,
-}
+/// A child whose (decayed) count, this request included, is below this has no copies
+/// worth staying for on its parent's node.
+const MIN_HISTORY: f64 = 1.5;
 
-impl WindowCount {
-    /// Count one request in `window` and return the rate.
-    fn hit(&mut self, window: u64) -> u64 {
-        if self.window != window {
-            self.previous =
-                if self.window.checked_add(1) == Some(window) { self.current } else { 0 };
-            self.current = 0;
-            self.window = window;
-        }
-        self.current = self.current.saturating_add(1);
-        self.rate(window)
-    }
+/// The parent epoch of top-level subtrees.
+const ROOT: u64 = 0;
 
-    /// Requests over `window` and the one before.
-    fn rate(&self, window: u64) -> u64 {
-        if self.window == window {
-            self.current as u64 + self.previous as u64
-        } else if self.window.checked_add(1) == Some(window) {
-            self.current as u64
-        } else {
-            0
-        }
-    }
-}
-
+#[derive(Copy, Clone, Debug)]
 struct Subtree {
-    node: NodeId,
-    requests: WindowCount,
-}
-
-/// What the rebalancer knows of one node's traffic.
-#[derive(Clone, Default)]
-struct NodeTraffic {
-    requests: WindowCount,
-    /// (subtree, its rate when last served here); rate 0 marks an empty slot.
-    hot: [(TargetKey, u64); HOT_SLOTS],
-}
-
-impl NodeTraffic {
-    /// Remember `tree` if it is among the hottest seen since the last rebalance.
-    fn served(&mut self, tree: TargetKey, rate: u64) {
-        if let Some(slot) = self.hot.iter_mut().find(|(k, r)| *r > 0 && *k == tree) {
-            slot.1 = rate;
-        } else if let Some(coldest) = self.hot.iter_mut().min_by_key(|(_, r)| *r) {
-            if rate > coldest.1 {
-                *coldest = (tree, rate);
-            }
-        }
-    }
+    /// Requests through this subtree, placed, split or below a placed parent.
+    count: Decayed,
+    /// While placed: its node; while split: the node it had (where it merges back to).
+    /// `None`: not placed since it was (re)made a child.
+    node: Option<NodeId>,
+    split: bool,
+    /// This subtree's current split; its children remember it, so after a new split (or
+    /// when this entry was forgotten and made again) they are placed afresh.
+    epoch: u64,
+    /// The parent's epoch when this subtree was placed under it.
+    parent: u64,
 }
 
 pub struct Hacc {
-    margin: f64,
-    /// LARD's thresholds, for a new subtree's node in shared placement.
+    split: f64,
+    merge: f64,
+    balance: f64,
+    max_depth: usize,
+    half_life: Nanos,
+    /// LARD's thresholds, for a new top subtree's node in shared placement.
     t_low: f64,
     t_high: f64,
-    interval: Nanos,
     roster: Roster,
     table: TargetTable<Subtree>,
-    /// Indexed by node id.
-    traffic: Vec<NodeTraffic>,
-    next_rebalance: Nanos,
+    /// Requests placed on each node (indexed by node id), and on all.
+    nodes: Vec<Decayed>,
+    total: Decayed,
+    next_epoch: u64,
     reassignments: u64,
+    splits: u64,
+    merges: u64,
+}
+
+/// What one pick needs to weigh nodes: the roster, the view, the counts, the time.
+struct Scales<'a> {
+    roster: &'a Roster,
+    view: &'a LoadView,
+    nodes: &'a [Decayed],
+    total: f64,
+    now: Nanos,
+    half_life: Nanos,
+}
+
+impl Scales<'_> {
+    /// `node`'s fair share of the recent requests.
+    fn fair(&self, node: NodeId) -> f64 {
+        self.total * self.roster.share(node, self.view)
+    }
+
+    /// Requests recently placed on `node`.
+    fn count(&self, node: NodeId) -> f64 {
+        self.nodes.get(node.index()).map_or(0.0, |c| c.value(self.now, self.half_life))
+    }
+
+    /// Whether `node` would stay within `factor` × its fair share with `extra` more.
+    fn fits(&self, node: NodeId, extra: f64, factor: f64) -> bool {
+        self.count(node) + extra <= factor * self.fair(node)
+    }
+
+    /// `node`'s count with `extra` more over its fair share (infinite with no share).
+    fn relative(&self, node: NodeId, extra: f64) -> f64 {
+        let fair = self.fair(node);
+        if fair > 0.0 {
+            (self.count(node) + extra) / fair
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Where a subtree with `count` requests goes when it cannot stay: its first shared
+    /// candidate that stays within `factor` with it, per router the node that would be
+    /// least loaded relative to its share if that one fits.
+    fn room(&self, key: TargetKey, count: f64, factor: f64, skip: NodeId) -> Option<NodeId> {
+        let candidates = self.roster.candidates(key, self.view);
+        let open = |n: &NodeId| *n != skip && self.roster.is_eligible(*n);
+        if self.roster.mode().is_shared() {
+            return candidates
+                .as_slice()
+                .iter()
+                .copied()
+                .filter(open)
+                .find(|&n| self.fits(n, count, factor));
+        }
+        let least = self
+            .roster
+            .eligible()
+            .iter()
+            .copied()
+            .filter(open)
+            .min_by(|&a, &b| self.relative(a, count).total_cmp(&self.relative(b, count)))?;
+        self.fits(least, count, factor).then_some(least)
+    }
 }
 
 impl Hacc {
     pub fn from_spec(spec: &PolicySpec) -> Self {
         Hacc {
-            margin: spec.hacc_margin,
+            split: spec.hacc_split,
+            merge: spec.hacc_merge,
+            balance: spec.hacc_balance,
+            max_depth: spec.hacc_max_depth,
+            half_life: spec.hacc_half_life,
             t_low: spec.t_low,
             t_high: spec.t_high,
-            interval: spec.hacc_interval,
             roster: Roster::new(spec.placement),
             table: TargetTable::new(spec.table_cap),
-            traffic: Vec::new(),
-            next_rebalance: 0,
+            nodes: Vec::new(),
+            total: Decayed::default(),
+            next_epoch: ROOT,
             reassignments: 0,
+            splits: 0,
+            merges: 0,
         }
     }
 
-    /// Offload the most loaded node onto the least loaded if their gap exceeds the margin.
-    fn rebalance(&mut self, view: &LoadView, window: u64) {
-        if let Some(((most, most_load), (least, least_load))) = self.roster.extremes(view) {
-            let gap = most_load - least_load;
-            let total = self.traffic[most.index()].requests.rate(window);
-            if most != least && gap > self.margin && total > 0 {
-                let mut candidates = self.traffic[most.index()].hot;
-                candidates.sort_by_key(|&(_, rate)| std::cmp::Reverse(rate));
-                let share = |rate: u64| most_load * rate as f64 / total as f64;
-                let mut budget = gap / 2.0;
-                let mut moved = false;
-                for &(tree, rate) in candidates.iter().filter(|(_, r)| *r > 0) {
-                    if share(rate) <= budget && self.move_subtree(tree, most, least) {
-                        budget -= share(rate);
-                        moved = true;
-                    }
-                }
-                if !moved {
-                    let smallest = candidates.iter().rev().find(|(_, r)| *r > 0);
-                    if let Some(&(tree, _)) = smallest.filter(|(_, r)| share(*r) < gap) {
-                        self.move_subtree(tree, most, least);
-                    }
-                }
-            }
-        }
-        for t in &mut self.traffic {
-            t.hot = Default::default();
-        }
+    fn fresh_epoch(&mut self) -> u64 {
+        self.next_epoch += 1;
+        self.next_epoch
     }
 
-    /// Move `tree` from `from` to `to` if it is still placed on `from`.
-    fn move_subtree(&mut self, tree: TargetKey, from: NodeId, to: NodeId) -> bool {
-        match self.table.get_mut(tree) {
-            Some(subtree) if subtree.node == from => {
-                subtree.node = to;
-                self.reassignments += 1;
-                true
-            }
-            _ => false,
+    /// The entry for `key`, made if new.
+    fn entry(&mut self, key: TargetKey) -> &mut Subtree {
+        if self.table.peek(key).is_none() {
+            let epoch = self.fresh_epoch();
+            let fresh = Subtree {
+                count: Decayed::default(),
+                node: None,
+                split: false,
+                epoch,
+                parent: ROOT,
+            };
+            self.table.insert(key, fresh);
         }
+        self.table.get_mut(key).expect("inserted above")
     }
 }
 
@@ -172,40 +200,116 @@ impl Policy for Hacc {
     }
 
     fn pick(&mut self, target: &Target, view: &LoadView, now: Nanos) -> Option<NodeId> {
-        let window = now / self.interval;
-        if now >= self.next_rebalance {
-            self.rebalance(view, window);
-            self.next_rebalance = now.saturating_add(self.interval);
-        }
-        let tree = target.tree;
-        let (node, rate) = match self.table.get_mut(tree) {
-            Some(subtree) => (subtree.node, subtree.requests.hit(window)),
-            None => {
-                let (node, _) = self.roster.place(tree, view, self.t_low, self.t_high)?;
-                let mut requests = WindowCount::default();
-                let rate = requests.hit(window);
-                self.table.insert(tree, Subtree { node, requests });
-                (node, rate)
-            }
+        let half_life = self.half_life;
+        let total = self.total.add(1.0, now, half_life);
+        let single = [target.tree];
+        let levels = match target.subtrees.levels() {
+            [] => &single[..],
+            levels => levels,
         };
-        let traffic = &mut self.traffic[node.index()];
-        traffic.requests.hit(window);
-        traffic.served(tree, rate);
+        // (epoch, node) of the split subtree above the one being looked at.
+        let mut parent: Option<(u64, Option<NodeId>)> = None;
+        let mut placed: Option<NodeId> = None;
+        for (depth, &key) in levels.iter().enumerate() {
+            let finest = depth + 1 == levels.len() || depth >= self.max_depth;
+            let mut s = *self.entry(key);
+            let count = s.count.add(1.0, now, half_life);
+            if placed.is_some() {
+                // Below the placed subtree: only counted.
+                self.table.get_mut(key).expect("entry above").count = s.count;
+                continue;
+            }
+            let parent_epoch = parent.map_or(ROOT, |p| p.0);
+            if s.parent != parent_epoch {
+                s.parent = parent_epoch;
+                s.node = None;
+                s.split = false;
+            }
+            let scales =
+                Scales { roster: &self.roster, view, nodes: &self.nodes, total, now, half_life };
+            let eligible = |n: &NodeId| self.roster.is_eligible(*n);
+            if s.split {
+                let cold =
+                    s.node.filter(eligible).is_some_and(|n| count < self.merge * scales.fair(n));
+                if !finest && !cold {
+                    parent = Some((s.epoch, s.node));
+                    *self.table.get_mut(key).expect("entry above") = s;
+                    continue;
+                }
+                s.split = false;
+                self.merges += 1;
+            }
+            let mut node = match s.node.filter(eligible) {
+                Some(n) => n,
+                None => {
+                    // A child requested before stays on its parent's node (where its
+                    // copies are) while that node is within the balance; a child never
+                    // requested, like a top subtree, goes where every router would put it.
+                    let inherited = parent
+                        .and_then(|p| p.1)
+                        .filter(|_| count >= MIN_HISTORY)
+                        .filter(eligible)
+                        .filter(|&n| scales.fits(n, 0.0, self.balance));
+                    match inherited {
+                        Some(n) => n,
+                        None => {
+                            let n = self.roster.place(key, view, self.t_low, self.t_high)?.0;
+                            // Its requests so far were counted on its parent's node.
+                            if let Some(from) = parent.and_then(|p| p.1).filter(|&f| f != n) {
+                                self.nodes[from.index()].add(1.0 - count, now, half_life);
+                                self.nodes[n.index()].add(count - 1.0, now, half_life);
+                            }
+                            n
+                        }
+                    }
+                }
+            };
+            let scales =
+                Scales { roster: &self.roster, view, nodes: &self.nodes, total, now, half_life };
+            if !finest && count >= MIN_SPLIT_REQUESTS && count > self.split * scales.fair(node) {
+                s.split = true;
+                s.node = Some(node);
+                s.epoch = self.fresh_epoch();
+                self.splits += 1;
+                parent = Some((s.epoch, s.node));
+                *self.table.get_mut(key).expect("entry above") = s;
+                continue;
+            }
+            if !scales.fits(node, 0.0, self.balance) {
+                let target_factor = (1.0 + self.balance) / 2.0;
+                if let Some(to) = scales.room(key, count, target_factor, node) {
+                    self.nodes[node.index()].add(-count, now, half_life);
+                    self.nodes[to.index()].add(count, now, half_life);
+                    self.reassignments += 1;
+                    node = to;
+                }
+            }
+            s.node = Some(node);
+            *self.table.get_mut(key).expect("entry above") = s;
+            placed = Some(node);
+        }
+        let node = placed?;
+        self.nodes[node.index()].add(1.0, now, half_life);
         Some(node)
     }
 
     fn membership(&mut self, nodes: &[NodeState], _now: Nanos) {
         let lost = self.roster.update(nodes);
         let len = nodes.iter().map(|n| n.id.index() + 1).max().unwrap_or(0);
-        if self.traffic.len() < len {
-            self.traffic.resize(len, NodeTraffic::default());
+        if self.nodes.len() < len {
+            self.nodes.resize(len, Decayed::default());
         }
         if lost {
             let roster = &self.roster;
-            self.table.retain(|_, subtree| roster.is_eligible(subtree.node));
-            for (i, t) in self.traffic.iter_mut().enumerate() {
+            self.table.retain(|_, s| {
+                if s.node.is_some_and(|n| !roster.is_eligible(n)) {
+                    s.node = None;
+                }
+                true
+            });
+            for (i, c) in self.nodes.iter_mut().enumerate() {
                 if !roster.is_eligible(NodeId(i as u32)) {
-                    *t = NodeTraffic::default();
+                    *c = Decayed::default();
                 }
             }
         }
@@ -221,156 +325,176 @@ impl Policy for Hacc {
     }
 
     fn placement(&self, target: &Target) -> Vec<NodeId> {
-        self.table.peek(target.tree).map(|s| s.node).into_iter().collect()
+        let mut parent = ROOT;
+        for &key in target.subtrees.levels() {
+            match self.table.peek(key) {
+                Some(s) if s.parent == parent && s.split => parent = s.epoch,
+                Some(s) if s.parent == parent => return s.node.into_iter().collect(),
+                _ => return Vec::new(),
+            }
+        }
+        Vec::new()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::PlacementMode;
-    use crate::{ClassId, PolicyKind};
+    use crate::{ClassId, PlacementMode, PolicyKind, TreePath, SECOND};
 
     const MS: Nanos = 1_000_000;
 
-    /// HACC's Smart Router (one front-end, least loaded first choices).
-    fn hacc(n: usize) -> Hacc {
-        let spec =
-            PolicySpec { placement: PlacementMode::PerRouter, ..PolicySpec::new(PolicyKind::Hacc) };
+    fn hacc_with(n: usize, placement: PlacementMode) -> Hacc {
+        let spec = PolicySpec { placement, ..PolicySpec::new(PolicyKind::Hacc) };
         let mut p = Hacc::from_spec(&spec);
         p.membership(&NodeState::uniform(n), 0);
         p
     }
 
-    fn in_tree(key: u64, tree: u64) -> Target {
-        Target { key: TargetKey(key), tree: TargetKey(tree), class: ClassId::DEFAULT }
+    /// File `file` of directory `/dir/` (subtrees: root, `/dir/`, the file).
+    fn file(dir: u64, file: u64) -> Target {
+        let key = TargetKey(dir * 1000 + file);
+        let mut subtrees = TreePath::single(TargetKey(1));
+        subtrees.push(TargetKey(dir));
+        subtrees.push(key);
+        Target { key, tree: TargetKey(dir), subtrees, class: ClassId::DEFAULT }
     }
 
-    fn loaded(loads: &[u32]) -> LoadView {
-        let mut v = LoadView::new(loads.len());
-        for (i, &l) in loads.iter().enumerate() {
-            for _ in 0..l {
-                v.started(NodeId(i as u32));
+    /// `rounds` passes over directories 10.. (each `files` files), 1 ms a request; the
+    /// requests each node took.
+    fn run(p: &mut Hacc, dirs: u64, files: u64, rounds: u64, start: Nanos) -> (Vec<u64>, Nanos) {
+        let v = LoadView::new(p.nodes.len());
+        let mut per_node = vec![0u64; p.nodes.len()];
+        let mut now = start;
+        for r in 0..rounds {
+            for d in 0..dirs {
+                let node = p.pick(&file(10 + d, r % files), &v, now).unwrap();
+                per_node[node.index()] += 1;
+                now += MS;
             }
         }
-        v
+        (per_node, now)
+    }
+
+    fn imbalance(per_node: &[u64]) -> f64 {
+        let max = *per_node.iter().max().unwrap() as f64;
+        max / (per_node.iter().sum::<u64>() as f64 / per_node.len() as f64)
     }
 
     #[test]
-    fn new_subtrees_go_to_the_least_loaded_and_files_follow_their_subtree() {
-        let mut p = hacc(3);
-        let v = loaded(&[5, 0, 3]);
-        assert_eq!(p.pick(&in_tree(1, 10), &v, 0), Some(NodeId(1)));
-        let v = loaded(&[5, 9, 3]);
-        assert_eq!(p.pick(&in_tree(2, 10), &v, MS), Some(NodeId(1)), "same subtree");
-        assert_eq!(p.pick(&in_tree(3, 20), &v, MS), Some(NodeId(2)));
-        assert_eq!(p.placement(&in_tree(4, 10)), vec![NodeId(1)]);
+    fn the_root_splits_and_its_directories_spread_evenly() {
+        for placement in [PlacementMode::Shared, PlacementMode::PerRouter] {
+            let mut p = hacc_with(4, placement);
+            let (_, now) = run(&mut p, 24, 10, 500, 0);
+            let (per_node, _) = run(&mut p, 24, 10, 500, now);
+            assert!(imbalance(&per_node) <= 1.3, "{placement:?}: {per_node:?}");
+            assert!(p.splits >= 1 && p.merges == 0, "{placement:?}: {} {}", p.splits, p.merges);
+            // Directories are cold enough not to split: a directory's files share a node.
+            let on = |f| p.placement(&file(10, f));
+            assert_eq!(on(0).len(), 1);
+            assert!((1..10).all(|f| on(f) == on(0)), "{placement:?}");
+        }
     }
 
-    /// Places subtrees 1..=4 on node 0 with 4, 2, 1 and 1 requests.
-    fn skewed() -> Hacc {
-        let mut p = hacc(2);
-        let v = loaded(&[0, 50]);
-        for (tree, hits) in [(1, 4), (2, 2), (3, 1), (4, 1)] {
-            for k in 0..hits {
-                assert_eq!(p.pick(&in_tree(tree * 100 + k, tree), &v, MS), Some(NodeId(0)));
+    #[test]
+    fn a_fixed_subtree_never_splits() {
+        let mut p = hacc_with(4, PlacementMode::Shared);
+        let v = LoadView::new(4);
+        let one = |k| Target::new(TargetKey(k), TargetKey(7), ClassId::DEFAULT);
+        let first = p.pick(&one(1), &v, 0);
+        for k in 0..2000 {
+            assert_eq!(p.pick(&one(k), &v, k * MS), first);
+        }
+        assert_eq!((p.splits, p.reassignments), (0, 0));
+    }
+
+    #[test]
+    fn a_hot_directory_splits_into_its_files_and_merges_back_when_cold() {
+        let mut p = hacc_with(4, PlacementMode::PerRouter);
+        let v = LoadView::new(4);
+        // One directory takes everything: root and directory split, its files spread.
+        let mut now = 0;
+        let mut per_node = [0u64; 4];
+        for i in 0..4000 {
+            let n = p.pick(&file(10, i % 40), &v, now).unwrap();
+            if i >= 2000 {
+                per_node[n.index()] += 1;
             }
+            now += MS;
         }
-        p
+        assert!(imbalance(&per_node) <= 1.3, "{per_node:?}");
+        let splits = p.splits;
+        assert!(splits >= 2, "{splits}");
+        // Then the traffic moves to many other directories: directory 10 goes cold and,
+        // when next requested, merges back into one subtree on one node.
+        let v2 = v.clone();
+        let mut now = now + SECOND;
+        for i in 0..16_000 {
+            p.pick(&file(100 + i % 40, i % 5), &v2, now);
+            now += MS;
+        }
+        assert_eq!(p.merges, 0, "not requested yet, so not merged yet");
+        p.pick(&file(10, 0), &v, now);
+        assert_eq!(p.merges, 1);
+        let on = p.placement(&file(10, 0));
+        assert!((1..40).all(|f| p.placement(&file(10, f)) == on));
     }
 
     #[test]
-    fn offloads_the_hottest_subtree_that_fits_half_the_gap() {
-        let mut p = skewed();
-        // Gap 60 > margin 20. Shares of node 0's load 60: 30, 15, 7.5, 7.5; half the gap
-        // is 30, so subtree 1 alone moves.
-        let v = loaded(&[60, 0]);
-        assert_eq!(p.pick(&in_tree(1, 1), &v, 300 * MS), Some(NodeId(1)));
-        assert_eq!(p.pick(&in_tree(2, 2), &v, 301 * MS), Some(NodeId(0)));
-        assert_eq!(p.stats().reassignments, 1);
-        // At most one rebalance per interval.
-        assert_eq!(p.pick(&in_tree(3, 3), &v, 302 * MS), Some(NodeId(0)));
-        assert_eq!(p.stats().reassignments, 1);
-    }
-
-    #[test]
-    fn moves_smaller_subtrees_when_the_hottest_would_overshoot() {
-        let mut p = skewed();
-        // Gap 30, half 15; shares of load 60: 30, 15, 7.5, 7.5: subtree 2 uses the budget.
-        let v = loaded(&[60, 30]);
-        p.pick(&in_tree(9, 9), &v, 300 * MS);
-        assert_eq!(p.placement(&in_tree(0, 1)), vec![NodeId(0)]);
-        assert_eq!(p.placement(&in_tree(0, 2)), vec![NodeId(1)]);
-        assert_eq!(p.stats().reassignments, 1);
-        // Nothing fits half the gap: the smallest subtree that still narrows it moves.
-        let mut p = hacc(2);
-        let v = loaded(&[0, 50]);
-        for (tree, hits) in [(1, 3), (2, 2)] {
-            for k in 0..hits {
-                p.pick(&in_tree(k, tree), &v, MS);
+    fn an_overloaded_node_sheds_what_fits_elsewhere_and_no_more() {
+        let mut p = hacc_with(2, PlacementMode::PerRouter);
+        let v = LoadView::new(2);
+        // Eight fixed subtrees, placed alternately.
+        let tree = |t: u64| Target::new(TargetKey(t), TargetKey(t), ClassId::DEFAULT);
+        let mut now = 0;
+        for i in 0..800 {
+            p.pick(&tree(i % 8), &v, now);
+            now += MS;
+        }
+        assert_eq!(p.reassignments, 0, "balanced as placed");
+        let on_0: Vec<u64> = (0..8).filter(|&t| p.placement(&tree(t)) == vec![NodeId(0)]).collect();
+        assert_eq!(on_0.len(), 4);
+        // Then only node 0's subtrees are requested: it sheds them until both nodes are
+        // within the balance, and then it stops.
+        let mut per_node = [0u64; 2];
+        for i in 0..8000 {
+            let n = p.pick(&tree(on_0[i % 4]), &v, now).unwrap();
+            if i >= 4000 {
+                per_node[n.index()] += 1;
             }
+            now += MS;
         }
-        // Gap 25, half 12.5; shares of load 50: 30 and 20.
-        let v = loaded(&[50, 25]);
-        p.pick(&in_tree(9, 9), &v, 300 * MS);
-        assert_eq!(p.placement(&in_tree(0, 1)), vec![NodeId(0)]);
-        assert_eq!(p.placement(&in_tree(0, 2)), vec![NodeId(1)]);
+        assert!(imbalance(&per_node) <= 1.25, "{per_node:?}");
+        assert!((1..=3).contains(&p.reassignments), "{}", p.reassignments);
     }
 
     #[test]
-    fn stays_put_within_the_margin_and_never_moves_a_lone_hot_spot() {
-        let mut p = skewed();
-        let v = loaded(&[20, 0]);
-        p.pick(&in_tree(9, 9), &v, 300 * MS);
-        assert_eq!(p.stats().reassignments, 0, "gap 20 is not above the margin");
-        let mut p = hacc(2);
-        let v = loaded(&[0, 50]);
-        for k in 0..5 {
-            p.pick(&in_tree(k, 1), &v, MS);
-        }
-        let v = loaded(&[60, 0]);
-        p.pick(&in_tree(1, 1), &v, 300 * MS);
-        assert_eq!(p.stats().reassignments, 0, "one subtree carries the whole gap");
-    }
-
-    #[test]
-    fn a_down_node_sheds_its_subtrees_and_can_take_new_ones_back() {
-        let mut p = hacc(2);
-        let v = loaded(&[0, 5]);
-        p.pick(&in_tree(1, 1), &v, 0);
+    fn a_down_node_loses_its_subtrees_and_they_find_another() {
+        let mut p = hacc_with(2, PlacementMode::Shared);
+        let v = LoadView::new(2);
+        let (_, now) = run(&mut p, 8, 4, 200, 0);
         let mut nodes = NodeState::uniform(2);
         nodes[0].up = false;
-        p.membership(&nodes, MS);
-        assert_eq!(p.stats().table_entries, 0);
-        assert_eq!(p.pick(&in_tree(1, 1), &v, MS), Some(NodeId(1)));
-        nodes[0].up = true;
-        p.membership(&nodes, 2 * MS);
-        assert_eq!(p.pick(&in_tree(2, 2), &v, 2 * MS), Some(NodeId(0)));
-        p.membership(&[], 3 * MS);
-        assert_eq!(p.pick(&in_tree(2, 2), &v, 3 * MS), None);
+        p.membership(&nodes, now);
+        for d in 0..8 {
+            assert_eq!(p.pick(&file(10 + d, 0), &v, now), Some(NodeId(1)));
+        }
+        p.membership(&[], now);
+        assert_eq!(p.pick(&file(10, 0), &v, now), None);
     }
 
     #[test]
     fn the_table_stays_within_its_cap() {
         let mut spec = PolicySpec::new(PolicyKind::Hacc);
-        spec.table_cap = 3;
+        spec.table_cap = 5;
         let mut p = Hacc::from_spec(&spec);
         p.membership(&NodeState::uniform(2), 0);
         let v = LoadView::new(2);
-        for k in 0..30 {
-            p.pick(&in_tree(k, k), &v, k * MS);
+        for k in 0..300 {
+            assert!(p.pick(&file(10 + k % 30, k), &v, k * MS).is_some());
         }
         let s = p.stats();
-        assert_eq!((s.table_entries, s.evictions), (3, 27));
-    }
-
-    #[test]
-    fn window_counts_roll_over() {
-        let mut c = WindowCount::default();
-        assert_eq!(c.hit(0), 1);
-        assert_eq!(c.hit(0), 2);
-        assert_eq!(c.hit(1), 3, "previous window still counts");
-        assert_eq!(c.rate(2), 1);
-        assert_eq!(c.hit(5), 1, "old windows are forgotten");
+        assert_eq!(s.table_entries, 5);
+        assert!(s.evictions > 0);
     }
 }

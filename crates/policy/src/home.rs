@@ -115,6 +115,23 @@ impl Homes {
         })
     }
 
+    /// `node`'s share of all members' weights (0 for a non-member): the part of the
+    /// targets it is first choice for, so its fair share of the load.
+    pub fn share(&self, node: NodeId, view: &LoadView) -> f64 {
+        let (mut mine, mut all) = (0.0, 0.0);
+        for (m, weight) in self.weights(view) {
+            all += weight;
+            if m.id == node {
+                mine = weight;
+            }
+        }
+        if all > 0.0 {
+            mine / all
+        } else {
+            0.0
+        }
+    }
+
     /// The [`CANDIDATES`] members of highest weighted rendezvous score for `key`
     /// (`weight / −ln u`, `u` uniform in (0, 1) from the target and the node's name), best
     /// first. A node's chance to be first is its share of the weights.

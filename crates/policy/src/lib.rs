@@ -35,6 +35,7 @@
 pub mod bounded;
 pub mod build;
 pub mod class;
+pub mod decayed;
 pub mod hacc;
 pub mod hash;
 pub mod heat;
@@ -68,4 +69,4 @@ pub use nanos::{Nanos, SECOND};
 pub use node::{NodeId, NodeState};
 pub use policy::{Outcome, Policy, PolicyStats};
 pub use spec::{PlacementMode, PolicyKind, PolicySpec, SpecError};
-pub use target::{ClassId, Target, TargetKey};
+pub use target::{ClassId, Target, TargetKey, TreePath, TREE_LEVELS};

@@ -18,13 +18,18 @@
 //!    short: Domino's `/db.nsf/view/doc?OpenDocument` and larder node's
 //!    `/app/<db>/<view>/<doc>` are keyed by their view (`/db.nsf/view`, `/app/<db>/<view>`),
 //!    never by the query.
-//! 6. The tree is the key of the first [`MapperConfig::tree_depth`] directory segments,
-//!    spelled with a trailing `/` (`/a/b/c.html` at depth 1 is tree `/a/`; `/x.html` is
-//!    tree `/`). The class comes from the first matching [`ClassRule`], else class 0.
+//! 6. A directory's key is its segments spelled with a trailing `/` (`/a/b/c.html` lies in
+//!    `/`, `/a/` and `/a/b/`). With a fixed [`MapperConfig::tree_depth`] the tree is the
+//!    directory of the first that many segments (`/a/b/c.html` at depth 1 is tree `/a/`;
+//!    `/x.html` is tree `/`) and the only subtree offered. Without one (the default) the
+//!    subtrees are the root, every enclosing directory (up to [`crate::TREE_LEVELS`] − 2
+//!    levels below the root) and the target itself, coarsest first, so HACC can split a
+//!    hot subtree; the tree is then the deepest of those directories. The class comes from
+//!    the first matching [`ClassRule`], else class 0.
 
 use crate::percent::{encode_segment, is_literal};
 use crate::stable_hash::Fnv1a;
-use crate::{ClassId, Target, TargetKey};
+use crate::{ClassId, Target, TargetKey, TreePath, TREE_LEVELS};
 
 /// Which paths a rule applies to. Both forms compare whole normalised segments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,8 +67,9 @@ pub struct MapperConfig {
     /// Make the query part of a (non-view) target's key. Off by default: a static file is
     /// the same bytes whatever the query says.
     pub query_in_key: bool,
-    /// Directory segments in a target's tree (default 1: `/a/…` is one subtree).
-    pub tree_depth: usize,
+    /// Directory segments in a target's tree, fixed (`/a/…` is one subtree at depth 1);
+    /// `None` (the default): subtrees at every depth, split and merged by load (HACC).
+    pub tree_depth: Option<usize>,
     /// Tried in order; the first match keys the target by its view.
     pub view_rules: Vec<ViewRule>,
     /// Tried in order; the first match sets the class, else [`ClassId::DEFAULT`].
@@ -78,7 +84,7 @@ impl Default for MapperConfig {
         MapperConfig {
             max_uri_len: 8192,
             query_in_key: false,
-            tree_depth: 1,
+            tree_depth: None,
             view_rules: vec![
                 ViewRule { matcher: ext("nsf"), levels: 1 },
                 ViewRule { matcher: app(), levels: 2 },
@@ -130,7 +136,7 @@ pub struct Mapped {
 pub struct TargetMapper {
     max_uri_len: usize,
     query_in_key: bool,
-    tree_depth: usize,
+    tree_depth: Option<usize>,
     views: Vec<(Matcher, usize)>,
     classes: Vec<(Matcher, ClassId)>,
 }
@@ -198,13 +204,31 @@ impl TargetMapper {
                 h.finish()
             }
         };
-        let tree = path.prefix_hash(self.tree_depth.min(path.dir_len()), true);
+        let dir = |n: usize| TargetKey(path.prefix_hash(n, true));
+        let (tree, subtrees) = match self.tree_depth {
+            Some(depth) => {
+                let tree = dir(depth.min(path.dir_len()));
+                (tree, TreePath::single(tree))
+            }
+            None => {
+                let deepest = path.dir_len().min(TREE_LEVELS - 2);
+                let mut subtrees = TreePath::default();
+                for n in 0..=deepest {
+                    subtrees.push(dir(n));
+                }
+                let tree = dir(deepest);
+                if tree.0 != key {
+                    subtrees.push(TargetKey(key));
+                }
+                (tree, subtrees)
+            }
+        };
         let class = self
             .classes
             .iter()
             .find(|(m, _)| m.matched_len(&path).is_some())
             .map_or(ClassId::DEFAULT, |&(_, class)| class);
-        Ok(Target { key: TargetKey(key), tree: TargetKey(tree), class })
+        Ok(Target { key: TargetKey(key), tree, subtrees, class })
     }
 }
 
@@ -516,12 +540,14 @@ mod tests {
 
     #[test]
     fn tree_is_the_leading_directories() {
-        let tree = |u: &str| map(u).target.tree;
+        let one = TargetMapper::new(MapperConfig { tree_depth: Some(1), ..Default::default() });
+        let tree = |u: &str| one.map(u.as_bytes()).unwrap().target.tree;
+        assert_eq!(one.map(b"/a/b/c.html").unwrap().target.subtrees.levels(), [tree("/a/")]);
         assert_eq!(tree("/a/b/c.html"), tree("/a/x.html"));
         assert_eq!(tree("/a/b/c.html"), TargetKey(crate::stable_hash::fnv1a64(b"/a/")));
         assert_eq!(tree("/x.html"), TargetKey(crate::stable_hash::fnv1a64(b"/")));
         assert_eq!(tree("/a/"), tree("/a/y"));
-        let deep = TargetMapper::new(MapperConfig { tree_depth: 2, ..Default::default() });
+        let deep = TargetMapper::new(MapperConfig { tree_depth: Some(2), ..Default::default() });
         let t = |u: &str| deep.map(u.as_bytes()).unwrap().target.tree;
         assert_ne!(t("/a/b/c"), t("/a/d/c"));
         assert_eq!(t("/a/b/c"), t("/a/b/d/e"));
@@ -529,10 +555,34 @@ mod tests {
     }
 
     #[test]
+    fn adaptive_subtrees_are_every_enclosing_directory_then_the_target() {
+        let fnv = |s: &str| TargetKey(crate::stable_hash::fnv1a64(s.as_bytes()));
+        let m = map("/a/b/c.html");
+        assert_eq!(
+            m.target.subtrees.levels(),
+            [fnv("/"), fnv("/a/"), fnv("/a/b/"), fnv("/a/b/c.html")]
+        );
+        assert_eq!(m.target.tree, fnv("/a/b/"));
+        assert_eq!(map("/x.html").target.subtrees.levels(), [fnv("/"), fnv("/x.html")]);
+        // A directory is its own finest level, once.
+        assert_eq!(map("/a/").target.subtrees.levels(), [fnv("/"), fnv("/a/")]);
+        // A view is keyed by its view; its directories are still its subtrees.
+        let view = map("/app/db/view/doc?OpenDocument");
+        assert_eq!(view.target.subtrees.levels().last(), Some(&fnv("/app/db/view")));
+        // Deep paths keep the root, the first directories and the target.
+        let segs: Vec<String> = (0..20).map(|i| format!("s{i}")).collect();
+        let deep = map(&format!("/{}/x", segs.join("/")));
+        let levels = deep.target.subtrees.levels();
+        assert_eq!(levels.len(), TREE_LEVELS);
+        assert_eq!(levels[TREE_LEVELS - 2], fnv(&format!("/{}/", segs[..6].join("/"))));
+        assert_eq!(levels[TREE_LEVELS - 1], deep.target.key);
+    }
+
+    #[test]
     fn deep_paths_index_every_segment() {
         let segs: Vec<String> = (0..40).map(|i| format!("s{i}")).collect();
         let uri = format!("/{}/x.php", segs.join("/"));
-        let deep = TargetMapper::new(MapperConfig { tree_depth: 20, ..Default::default() });
+        let deep = TargetMapper::new(MapperConfig { tree_depth: Some(20), ..Default::default() });
         let m = deep.map(uri.as_bytes()).unwrap();
         assert_eq!(m.path, uri);
         assert_eq!(m.target.key, TargetKey(crate::stable_hash::fnv1a64(uri.as_bytes())));

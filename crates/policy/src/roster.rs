@@ -132,6 +132,26 @@ impl Roster {
         lost
     }
 
+    /// `node`'s fair share of the load: with shared placement its share of the weights the
+    /// first choices follow ([`Homes::share`]), per router an equal share; 0 when it is
+    /// not eligible.
+    pub fn share(&self, node: NodeId, view: &LoadView) -> f64 {
+        match self.mode {
+            _ if !self.is_eligible(node) => 0.0,
+            PlacementMode::Shared | PlacementMode::SharedEqual => self.homes.share(node, view),
+            PlacementMode::PerRouter => 1.0 / self.eligible.len() as f64,
+        }
+    }
+
+    /// `key`'s shared first choices, best first ([`Homes::candidates`]); none per router.
+    pub fn candidates(&self, key: TargetKey, view: &LoadView) -> Candidates {
+        if self.mode.is_shared() {
+            self.homes.candidates(key, view)
+        } else {
+            Candidates::default()
+        }
+    }
+
     /// Eligible nodes in id order.
     pub fn eligible(&self) -> &[NodeId] {
         &self.eligible

@@ -139,11 +139,20 @@ pub struct PolicySpec {
     pub table_cap: usize,
     /// `lard-r`: a server set unchanged for this long loses a node (the paper's K).
     pub shrink_after: Nanos,
-    /// `hacc`: offload when a node's load exceeds the least loaded by more than this.
-    pub hacc_margin: f64,
-    /// `hacc`: subtrees move at most once per this interval, and request counts are kept
-    /// over the last two intervals (HACC's load monitor polled every 200 ms).
-    pub hacc_interval: Nanos,
+    /// `hacc`: a subtree splits into its children when its share of the requests exceeds
+    /// this times its node's fair share.
+    pub hacc_split: f64,
+    /// `hacc`: a split subtree merges back into one when its share falls below this times
+    /// its node's fair share (below `hacc_split`, so it does not flap).
+    pub hacc_merge: f64,
+    /// `hacc`: a node whose share of the requests exceeds this times its fair share hands
+    /// subtrees to nodes that stay within half that margin.
+    pub hacc_balance: f64,
+    /// `hacc`: the deepest subtree level placed on its own (0 is the root; the mapper
+    /// offers at most [`crate::TREE_LEVELS`] levels, the target itself the last).
+    pub hacc_max_depth: usize,
+    /// `hacc`: requests are counted over a window that decays by half in this time.
+    pub hacc_half_life: Nanos,
     /// `class`: one pool per class; classes without a pool use every node not in a pool.
     pub classes: Vec<ClassPool>,
     /// `lard`, `lard-r`, `hacc`: placement shared by every router, or each router's own.
@@ -164,8 +173,11 @@ impl PolicySpec {
             balance_factor: 1.25,
             table_cap: 1 << 20,
             shrink_after: 20 * SECOND,
-            hacc_margin: 20.0,
-            hacc_interval: SECOND / 5,
+            hacc_split: 0.5,
+            hacc_merge: 0.125,
+            hacc_balance: 1.25,
+            hacc_max_depth: crate::TREE_LEVELS,
+            hacc_half_life: SECOND,
             classes: Vec::new(),
             placement: PlacementMode::Shared,
             warmup_max: crate::warmup::WarmupConfig::default().max,
@@ -200,8 +212,10 @@ impl PolicySpec {
         if self.table_cap == 0 {
             return bad("table_cap must be at least 1");
         }
-        if self.hacc_margin.is_nan() || self.hacc_margin < 0.0 {
-            return bad("hacc_margin must be >= 0");
+        if !(self.hacc_merge > 0.0 && self.hacc_merge < self.hacc_split)
+            || !self.hacc_split.is_finite()
+        {
+            return bad("hacc_merge must be above 0 and below hacc_split");
         }
         let heat = &self.heat;
         if !(0.0..=1.0).contains(&heat.share) {
@@ -210,8 +224,11 @@ impl PolicySpec {
         if !heat.min_rate.is_finite() || heat.min_rate < 0.0 {
             return bad("hot_min_rps must be a number >= 0");
         }
-        if self.hacc_interval == 0 {
-            return bad("hacc_interval must be above 0");
+        if self.hacc_balance.is_nan() || self.hacc_balance < 1.0 {
+            return bad("hacc_balance must be >= 1.0");
+        }
+        if self.hacc_half_life == 0 {
+            return bad("hacc_half_life must be above 0");
         }
         if self.classes.iter().any(|p| p.inner == PolicyKind::Class) {
             return bad("a class pool's inner policy cannot itself be `class`");

@@ -21,7 +21,7 @@ fn policy(kind: PolicyKind, placement: PlacementMode) -> Box<dyn Policy> {
 
 fn target(k: u64) -> Target {
     let key = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    Target { key: TargetKey(key), tree: TargetKey(key ^ 1), class: Default::default() }
+    Target::new(TargetKey(key), TargetKey(key ^ 1), Default::default())
 }
 
 /// Loads with two nodes above T_high (65) and one below T_low (25).

@@ -8,7 +8,7 @@ use policy::{
 };
 
 fn of_class(key: u64, class: u8) -> Target {
-    Target { key: TargetKey(key), tree: TargetKey(key), class: ClassId(class) }
+    Target::new(TargetKey(key), TargetKey(key), ClassId(class))
 }
 
 fn picks(p: &mut Class, class: u8, n: usize) -> Vec<u32> {

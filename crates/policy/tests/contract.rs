@@ -55,7 +55,7 @@ fn spec(kind: PolicyKind) -> PolicySpec {
         balance_factor: BALANCE_FACTOR,
         table_cap: TABLE_CAP,
         shrink_after: SECOND,
-        hacc_margin: 1.0,
+        hacc_half_life: SECOND / 10,
         classes: vec![
             ClassPool {
                 class: ClassId(1),
@@ -120,11 +120,8 @@ fn run(kind: PolicyKind, ops: &[Op]) -> Result<(), TestCaseError> {
                 policy.membership(&nodes, now);
             }
             Op::Pick { key, class } => {
-                let target = Target {
-                    key: TargetKey(*key),
-                    tree: TargetKey(key / 4 + 1000),
-                    class: ClassId(*class),
-                };
+                let target =
+                    Target::new(TargetKey(*key), TargetKey(key / 4 + 1000), ClassId(*class));
                 let may = allowed(&spec, &nodes, &target);
                 match policy.pick(&target, &view, now) {
                     Some(node) => {

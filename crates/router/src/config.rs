@@ -232,7 +232,16 @@ pub struct PolicyConfig {
     pub balance_factor: f64,
     pub table_cap: usize,
     pub shrink_after_ms: u64,
-    pub hacc_margin: f64,
+    /// `hacc`: a subtree splits above this times its node's fair share of the requests.
+    pub hacc_split: f64,
+    /// `hacc`: a split subtree merges back below this times its node's fair share.
+    pub hacc_merge: f64,
+    /// `hacc`: a node above this times its fair share hands subtrees to others.
+    pub hacc_balance: f64,
+    /// `hacc`: the deepest subtree level placed on its own (0: the root).
+    pub hacc_max_depth: usize,
+    /// `hacc`: requests are counted over a window that halves in this many ms.
+    pub hacc_half_life_ms: u64,
     pub classes: Vec<ClassPoolConfig>,
     /// `lard`, `lard-r`, `hacc`: `shared` (every router places a target alike, from the
     /// nodes' names and their reports of what they hold) or `per-router` (each router's
@@ -263,7 +272,11 @@ impl Default for PolicyConfig {
             balance_factor: spec.balance_factor,
             table_cap: spec.table_cap,
             shrink_after_ms: spec.shrink_after / (SECOND / 1000),
-            hacc_margin: spec.hacc_margin,
+            hacc_split: spec.hacc_split,
+            hacc_merge: spec.hacc_merge,
+            hacc_balance: spec.hacc_balance,
+            hacc_max_depth: spec.hacc_max_depth,
+            hacc_half_life_ms: spec.hacc_half_life / (SECOND / 1000),
             classes: Vec::new(),
             placement: spec.placement.name().to_string(),
             warmup_max_ms: spec.warmup_max / (SECOND / 1000),
@@ -294,8 +307,10 @@ fn rr() -> String {
 pub struct MappingConfig {
     /// The query is part of a target's key (off: a static file ignores its query).
     pub query_in_key: bool,
-    /// Directory levels in a target's tree (HACC assigns subtrees).
-    pub tree_depth: usize,
+    /// Directory levels of a fixed tree (HACC assigns subtrees); absent: HACC's subtrees
+    /// split and merge by load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_depth: Option<usize>,
     /// Rules keying dynamic URLs by their view; absent means the mapper's defaults
     /// (Domino `*.nsf` and larder node's `/app`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -564,7 +579,11 @@ impl RouterConfig {
         spec.balance_factor = p.balance_factor;
         spec.table_cap = p.table_cap;
         spec.shrink_after = p.shrink_after_ms.saturating_mul(SECOND / 1000);
-        spec.hacc_margin = p.hacc_margin;
+        spec.hacc_split = p.hacc_split;
+        spec.hacc_merge = p.hacc_merge;
+        spec.hacc_balance = p.hacc_balance;
+        spec.hacc_max_depth = p.hacc_max_depth;
+        spec.hacc_half_life = p.hacc_half_life_ms.saturating_mul(SECOND / 1000);
         spec.placement = p.placement.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
         spec.warmup_max = p.warmup_max_ms.saturating_mul(SECOND / 1000);
         spec.heat = policy::heat::HeatConfig {

@@ -38,13 +38,10 @@ pub fn target_urls(file: Option<&Path>, workload: &Workload) -> Result<Vec<Strin
     Ok(urls)
 }
 
-/// The router's mapping of each URL (with `tree_depth`, or the mapper's default).
+/// The router's mapping of each URL (with a fixed `tree_depth`, or the mapper's default:
+/// subtrees at every depth).
 pub fn route_targets(urls: &[String], tree_depth: Option<usize>) -> Result<Vec<Target>, SimError> {
-    let defaults = MapperConfig::default();
-    let mapper = TargetMapper::new(MapperConfig {
-        tree_depth: tree_depth.unwrap_or(defaults.tree_depth),
-        ..defaults
-    });
+    let mapper = TargetMapper::new(MapperConfig { tree_depth, ..MapperConfig::default() });
     urls.iter()
         .enumerate()
         .map(|(i, url)| {

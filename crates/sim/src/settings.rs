@@ -95,7 +95,7 @@ pub struct PolicyOverrides {
     pub balance_factor: Option<f64>,
     pub table_cap: Option<usize>,
     pub shrink_after_secs: Option<f64>,
-    pub hacc_margin: Option<f64>,
+    pub hacc_split: Option<f64>,
     pub placement: Option<policy::PlacementMode>,
 }
 
@@ -119,7 +119,7 @@ impl PolicyOverrides {
         spec.table_cap = self.table_cap.unwrap_or(spec.table_cap);
         let secs = self.shrink_after_secs;
         spec.shrink_after = scaled("shrink-after-secs", secs, SECOND as f64, spec.shrink_after)?;
-        spec.hacc_margin = self.hacc_margin.unwrap_or(spec.hacc_margin);
+        spec.hacc_split = self.hacc_split.unwrap_or(spec.hacc_split);
         spec.placement = self.placement.unwrap_or(spec.placement);
         spec.validate()?;
         Ok(spec)

@@ -107,9 +107,9 @@ pub struct Args {
     /// `lard-r`: a server set unchanged this long loses a node [default: 20].
     #[arg(long, value_name = "SECONDS")]
     pub shrink_after_secs: Option<f64>,
-    /// `hacc`: offload when a node's load exceeds the least loaded by more than this [default: 20].
-    #[arg(long, value_name = "LOAD")]
-    pub hacc_margin: Option<f64>,
+    /// `hacc`: split a subtree above this times its node's fair share of requests [default: 0.5].
+    #[arg(long, value_name = "FACTOR")]
+    pub hacc_split: Option<f64>,
     /// lard, lard-r, hacc: "shared" placement (alike on every front-end, from node names
     /// and the nodes' reports of what they hold) or "per-router" (each front-end's own
     /// least loaded choice) [default: shared].
@@ -161,8 +161,8 @@ pub struct Args {
     /// the router's URL mapper (with --tree-depth), not from its index.
     #[arg(long)]
     pub route_keys: bool,
-    /// Directory levels in a target's subtree (larder route's [mapping] tree_depth), with
-    /// --route-keys [default: the router's].
+    /// Directory levels of a fixed subtree (larder route's [mapping] tree_depth), with
+    /// --route-keys [default: the router's: subtrees split and merged by load].
     #[arg(long, value_name = "N", requires = "route_keys")]
     pub tree_depth: Option<usize>,
     /// With --route-keys: the URL of each target, one per line in target order, instead
@@ -212,7 +212,7 @@ impl Args {
             balance_factor: self.balance_factor,
             table_cap: self.table_cap,
             shrink_after_secs: self.shrink_after_secs,
-            hacc_margin: self.hacc_margin,
+            hacc_split: self.hacc_split,
             placement: self.placement,
         }
     }
