@@ -310,7 +310,11 @@ pub fn run_one(
             after[e.node] = e.change != Change::Remove;
         }
         let total: u64 = caches.iter().zip(&after).filter(|(_, &m)| m).map(|(c, _)| c).sum();
-        caches[i] as f64 / total.max(1) as f64
+        if after[i] {
+            caches[i] as f64 / total.max(1) as f64
+        } else {
+            0.0
+        }
     });
     Ok(Timeline {
         scenario: scenario.name.clone(),

@@ -34,7 +34,8 @@ pub struct Timeline {
     pub event_at: f64,
     /// The node the membership event changed (0-based), if any.
     pub node: Option<usize>,
-    /// That node's share of the cluster's caches after the event: its fair share.
+    /// That node's share of the cluster's caches after the event: its fair share (0 when
+    /// it left).
     pub fair_share: f64,
     pub seconds: Vec<Second>,
 }
@@ -204,7 +205,7 @@ pub fn render_table(runs: &[Timeline]) -> String {
                 let refs: Vec<&Timeline> = runs.clone();
                 median_of(&refs, |t| Some(f(t)))
             };
-            let node = runs[0].node.is_some();
+            let node = runs[0].node.is_some() && runs[0].fair_share > 0.0;
             let _ = writeln!(
                 out,
                 "| {system} | {:.0} | {:.2} | {:.3} | {:.3} | {} | {} | {} | {} |",
