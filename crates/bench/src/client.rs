@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::config::Config;
+use crate::crowd::CrowdState;
 use crate::http_client::{request_bytes, ExchangeError, HttpConnection};
 use crate::plan::{Plan, PlanCursor};
 use crate::stats::{ErrorKind, Stats};
@@ -31,6 +32,7 @@ pub struct RunState {
     deadline: Option<Instant>,
     /// Requests still allowed after the warm-up, when bounded.
     tickets: Option<AtomicU64>,
+    crowd: Option<CrowdState>,
 }
 
 impl RunState {
@@ -53,6 +55,7 @@ impl RunState {
             measure_start,
             deadline: config.duration.map(|d| measure_start + d),
             tickets: config.requests.map(AtomicU64::new),
+            crowd: config.flash_crowd.clone().map(|c| CrowdState::new(c, start)),
         }
     }
 
@@ -107,6 +110,7 @@ impl Client {
     /// the warm-up); its latency counts from `since` (the due time, or the send time when
     /// that came first).
     pub async fn request(&mut self, target: u32, due: Instant, since: Instant) {
+        let target = self.run.crowd.as_ref().map_or(target, |c| c.target(target, due));
         let limit = self.run.timeout.map(|t| Instant::now() + t);
         let mut connect_took = None;
         let outcome = match self.conn.as_mut() {

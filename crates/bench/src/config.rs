@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::base_url::BaseUrl;
+use crate::crowd::CrowdPlan;
 use crate::error::BenchError;
 use crate::plan::Plan;
 use crate::ramp::{RampLimits, RampSpec};
@@ -40,6 +41,8 @@ pub struct Config {
     pub epoch: Duration,
     /// Replay the plan again when every script was played (otherwise the run ends).
     pub cycle: bool,
+    /// A flash crowd from some time after the start (warm-up included) on.
+    pub flash_crowd: Option<CrowdPlan>,
 }
 
 /// Defaults that a command line leaves alone.
@@ -60,6 +63,7 @@ impl Config {
             timeout: Some(DEFAULT_TIMEOUT),
             epoch: DEFAULT_EPOCH,
             cycle: false,
+            flash_crowd: None,
         }
     }
 

@@ -5,21 +5,10 @@ use std::time::Duration;
 
 use crate::error::BenchError;
 
-/// Parse `text` as a non-negative duration; a bare number is seconds.
+/// Parse `text` as a non-negative duration; a bare number is seconds (the rules are
+/// [`trace::parse_duration`]'s, which the workload specs use too).
 pub fn parse_duration(text: &str) -> Result<Duration, BenchError> {
-    let bad = || BenchError::BadDuration { text: text.to_string() };
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let seconds = match unit.trim() {
-        "ms" => value / 1000.0,
-        "" | "s" => value,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(bad()),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|_| bad())
+    trace::parse_duration(text).map_err(|_| BenchError::BadDuration { text: text.to_string() })
 }
 
 /// A per-request timeout as written: a duration, or `none` for waiting forever.

@@ -3,6 +3,7 @@
 //! Map of the crate:
 //! - [`config`]: a run's settings ([`Config`], [`Mode`]); [`plan`]: what users send
 //!   (single URL, per-user sessions with think times, a flat stream);
+//!   [`crowd`]: a flash crowd played by the wall clock;
 //!   [`load_shape`]: users, rate or ramp and limits as a config; [`workload_plan`]: a replayed or generated workload as a plan; [`base_url`]: where; [`duration_text`]: `10s`-style durations.
 //! - [`http_client`]: a lean HTTP/1.1 client on raw TCP that counts bytes exactly.
 //! - [`client`]: one user's connection and statistics; [`closed_loop`]: users that wait
@@ -22,6 +23,7 @@ pub mod client;
 pub mod closed_loop;
 pub mod compare;
 pub mod config;
+pub mod crowd;
 pub mod duration_text;
 pub mod error;
 pub mod html;

@@ -5,7 +5,13 @@
 
 use std::time::Duration;
 
+use trace::FlashCrowd;
+
+use crate::crowd::CrowdPlan;
 use crate::{BaseUrl, BenchError, Config, Mode, Plan, RampLimits, RampSpec};
+
+/// The seed the hot targets of `--flash-crowd` are drawn with, so runs repeat.
+pub const CROWD_SEED: u64 = 1;
 
 /// A run's load, before it is joined with a target and a plan.
 #[derive(Clone, Debug)]
@@ -22,6 +28,8 @@ pub struct LoadShape {
     pub warmup: Duration,
     pub timeout: Option<Duration>,
     pub epoch: Duration,
+    /// A flash crowd on targets of the plan, drawn with [`CROWD_SEED`].
+    pub flash_crowd: Option<FlashCrowd>,
 }
 
 impl LoadShape {
@@ -46,6 +54,10 @@ impl LoadShape {
         config.timeout = self.timeout;
         config.epoch = self.epoch;
         config.cycle = single || bounded;
+        config.flash_crowd = match self.flash_crowd {
+            Some(crowd) => Some(CrowdPlan::new(crowd, config.plan.paths.len(), CROWD_SEED)?),
+            None => None,
+        };
         config.validate()?;
         Ok(config)
     }
@@ -66,6 +78,7 @@ mod tests {
             warmup: Duration::ZERO,
             timeout: None,
             epoch: Duration::from_secs(10),
+            flash_crowd: None,
         }
     }
 

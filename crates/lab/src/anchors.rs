@@ -1,5 +1,6 @@
 //! The anchors operators run today, in front of the same nodes as larder route: HAProxy
-//! (`balance uri`, `hash-type consistent`, `hash-balance-factor 125`) and nginx
+//! (`balance uri`, `hash-type consistent`, `hash-balance-factor 125`; or plain consistent
+//! hashing without the bound, `haproxy-consistent`) and nginx
 //! (`hash … consistent`), each on one thread, and Varnish's shard director (vmod_directors,
 //! consistent hashing on the key) with Varnish itself caching nothing (`return (pass)`), so
 //! what is compared is where requests go, over the same caching nodes. Varnish runs a
@@ -20,18 +21,26 @@ use crate::error::{Context, LabError, Result};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Anchor {
     Haproxy,
+    /// HAProxy's consistent hashing without bounded loads.
+    HaproxyConsistent,
     Nginx,
     Varnish,
 }
 
 impl Anchor {
-    pub const ALL: [Anchor; 3] = [Anchor::Haproxy, Anchor::Nginx, Anchor::Varnish];
+    pub const ALL: [Anchor; 4] =
+        [Anchor::Haproxy, Anchor::HaproxyConsistent, Anchor::Nginx, Anchor::Varnish];
     /// The proxies the locality experiments compare by default.
     pub const PROXIES: [Anchor; 2] = [Anchor::Haproxy, Anchor::Nginx];
+    /// The origin experiment's: the proxies and Varnish's shard director.
+    pub const ORIGIN: [Anchor; 3] = [Anchor::Haproxy, Anchor::Nginx, Anchor::Varnish];
+    /// The churn experiment's: bounded and plain consistent hashing.
+    pub const CHURN: [Anchor; 3] = [Anchor::Haproxy, Anchor::HaproxyConsistent, Anchor::Nginx];
 
     pub fn name(self) -> &'static str {
         match self {
             Anchor::Haproxy => "haproxy",
+            Anchor::HaproxyConsistent => "haproxy-consistent",
             Anchor::Nginx => "nginx",
             Anchor::Varnish => "varnish",
         }
@@ -69,7 +78,7 @@ impl Tools {
 
     fn path(&self, anchor: Anchor) -> Option<&PathBuf> {
         match anchor {
-            Anchor::Haproxy => self.haproxy.as_ref(),
+            Anchor::Haproxy | Anchor::HaproxyConsistent => self.haproxy.as_ref(),
             Anchor::Nginx => self.nginx.as_ref(),
             Anchor::Varnish => self.varnish.as_ref(),
         }
@@ -78,8 +87,12 @@ impl Tools {
     /// Why `anchor` cannot run here, if it cannot.
     pub fn missing(&self, anchor: Anchor) -> Option<String> {
         self.path(anchor).is_none().then(|| {
+            let exe = match anchor {
+                Anchor::HaproxyConsistent => Anchor::Haproxy,
+                a => a,
+            };
             format!(
-                "{anchor} is not installed: bench/experiments.sh installs it, or give --{anchor} PATH"
+                "{exe} is not installed: bench/experiments.sh installs it, or give --{exe} PATH"
             )
         })
     }
@@ -93,41 +106,80 @@ fn lookup(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The nodes an anchor balances over.
+pub struct Servers<'a> {
+    /// (name, address) of every node, in order.
+    pub nodes: &'a [(String, SocketAddr)],
+    /// Each node's weight, in order (empty: all 1).
+    pub weights: &'a [u32],
+    /// Which nodes are in service from the start (empty: all). HAProxy lists the others
+    /// `disabled`, to be enabled through its admin socket ([`haproxy_socket`]); the
+    /// other anchors leave them out.
+    pub members: &'a [bool],
+}
+
+impl Servers<'_> {
+    fn member(&self, i: usize) -> bool {
+        self.members.get(i).copied().unwrap_or(true)
+    }
+}
+
+/// Where HAProxy, started with its configuration in `dir`, takes admin commands
+/// (`enable server nodes/n4`, `disable server nodes/n4`).
+pub fn haproxy_socket(dir: &Path) -> PathBuf {
+    dir.join("haproxy.sock")
+}
+
 /// Writes the anchor's configuration into `dir` (listening on `addr`, balancing over
-/// `nodes`) and returns the command that runs it in the foreground. `shared`: other
+/// `servers`) and returns the command that runs it in the foreground. `shared`: other
 /// instances listen on `addr` too (HAProxy binds with SO_REUSEPORT by default; nginx is
 /// told `reuseport`).
 pub fn command(
     anchor: Anchor,
     tools: &Tools,
-    nodes: &[(String, SocketAddr)],
-    weights: &[u32],
+    servers: &Servers<'_>,
     dir: &Path,
     addr: SocketAddr,
     shared: bool,
 ) -> Result<Command> {
+    let (nodes, weights) = (servers.nodes, servers.weights);
     let weight = |i: usize| weights.get(i).copied().unwrap_or(1);
     let reuseport = if shared { " reuseport" } else { "" };
     let exe = tools
         .path(anchor)
         .ok_or_else(|| LabError::Invalid(format!("{anchor} is not installed")))?;
-    let servers = |line: &dyn Fn(&str, &SocketAddr, u32) -> String| {
-        let lines = nodes.iter().enumerate().map(|(i, (name, a))| line(name, a, weight(i)));
-        lines.collect::<Vec<_>>().join("\n")
+    let members = |line: &dyn Fn(&str, &SocketAddr, u32) -> String| {
+        let lines = nodes.iter().enumerate().filter(|&(i, _)| servers.member(i));
+        lines.map(|(i, (name, a))| line(name, a, weight(i))).collect::<Vec<_>>().join("\n")
     };
     let (file, conf) = match anchor {
-        Anchor::Haproxy => (
-            dir.join("haproxy.cfg"),
-            format!(
-                "global\n    nbthread 1\n    maxconn 8000\n\
-                 defaults\n    mode http\n    option http-keep-alive\n    timeout connect 5s\n\
-                 \x20   timeout client 60s\n    timeout server 60s\n\
-                 frontend f\n    bind {addr}\n    default_backend nodes\n\
-                 backend nodes\n    balance uri depth 3\n    hash-type consistent\n\
-                 \x20   hash-balance-factor 125\n{}\n",
-                servers(&|name, a, w| format!("    server {name} {a} weight {w}"))
-            ),
-        ),
+        Anchor::Haproxy | Anchor::HaproxyConsistent => {
+            let bound =
+                if anchor == Anchor::Haproxy { "    hash-balance-factor 125\n" } else { "" };
+            let lines: Vec<String> = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, (name, a))| {
+                    let off = if servers.member(i) { "" } else { " disabled" };
+                    format!("    server {name} {a} weight {}{off}", weight(i))
+                })
+                .collect();
+            let socket = haproxy_socket(dir);
+            (
+                dir.join("haproxy.cfg"),
+                format!(
+                    "global\n    nbthread 1\n    maxconn 8000\n\
+                     \x20   stats socket {} mode 600 level admin\n\
+                     defaults\n    mode http\n    option http-keep-alive\n    timeout connect 5s\n\
+                     \x20   timeout client 60s\n    timeout server 60s\n\
+                     frontend f\n    bind {addr}\n    default_backend nodes\n\
+                     backend nodes\n    balance uri depth 3\n    hash-type consistent\n\
+                     {bound}{}\n",
+                    socket.display(),
+                    lines.join("\n")
+                ),
+            )
+        }
         Anchor::Nginx => {
             let d = dir.display();
             (
@@ -144,7 +196,7 @@ pub fn command(
                      \x20   server {{\n        listen {addr}{reuseport};\n        location / {{\n\
                      \x20           proxy_pass http://nodes;\n            proxy_http_version 1.1;\n\
                      \x20           proxy_set_header Connection \"\";\n        }}\n    }}\n}}\n",
-                    servers(&|_, a, w| format!("        server {a} weight={w};"))
+                    members(&|_, a, w| format!("        server {a} weight={w};"))
                 ),
             )
         }
@@ -154,13 +206,19 @@ pub fn command(
                     "varnish runs as one instance on an address (it has its own threads)".into(),
                 ));
             }
-            (dir.join("varnish.vcl"), varnish_vcl(nodes, weights))
+            let (nodes, weights): (Vec<_>, Vec<u32>) = nodes
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| servers.member(i))
+                .map(|(i, n)| (n.clone(), weight(i)))
+                .unzip();
+            (dir.join("varnish.vcl"), varnish_vcl(&nodes, &weights))
         }
     };
     std::fs::write(&file, conf).with_context(|| format!("writing {}", file.display()))?;
     let mut cmd = Command::new(exe);
     match anchor {
-        Anchor::Haproxy => cmd.arg("-f").arg(&file).arg("-db"),
+        Anchor::Haproxy | Anchor::HaproxyConsistent => cmd.arg("-f").arg(&file).arg("-db"),
         Anchor::Nginx => cmd.arg("-c").arg(&file).arg("-p").arg(dir),
         // In the foreground, no jail (it runs as whoever runs the lab), its working
         // directory in the run's, and a little storage: passed responses only pass through.
@@ -225,6 +283,7 @@ mod tests {
         let dir = std::env::temp_dir();
         let tools = Tools { varnish: Some("/usr/sbin/varnishd".into()), ..Tools::default() };
         let addr = SocketAddr::from(([127, 0, 0, 1], 6081));
-        assert!(command(Anchor::Varnish, &tools, &nodes, &[], &dir, addr, true).is_err());
+        let servers = Servers { nodes: &nodes, weights: &[], members: &[] };
+        assert!(command(Anchor::Varnish, &tools, &servers, &dir, addr, true).is_err());
     }
 }

@@ -215,7 +215,8 @@ impl Child {
         self.exit_status()
     }
 
-    fn signal(&self, signal: libc::c_int) {
+    /// Sends `signal` to the child (SIGHUP: reload; SIGKILL: a crash).
+    pub fn signal(&self, signal: libc::c_int) {
         // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child,
         // so it cannot have been reused.
         unsafe { libc::kill(self.pid() as libc::pid_t, signal) };

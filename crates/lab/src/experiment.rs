@@ -12,6 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::child::{self, Logs};
+use crate::churn::{ChurnRun, Scenario, ScenarioKind};
 use crate::error::{Context, LabError, Result};
 use crate::launcher::{larder_exe, Launcher};
 use crate::measure::{self, RunSpec};
@@ -22,6 +23,7 @@ use crate::run_dir::RunDir;
 use crate::run_shape::RunShape;
 use crate::signals::Signals;
 use crate::store;
+use crate::timeline;
 use crate::workload::{self, Content, Sizing, Workload, WorkloadKind};
 
 /// How long stopped processes get to exit before they are killed.
@@ -57,6 +59,9 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     }
     let header = describe(plan, &setup);
     println!("{header}");
+    if plan.kind == Kind::Churn {
+        return churn(plan, &setup, &launcher, run_dir.path(), &sizing, &store_root, &header);
+    }
     let mut rows = Vec::new();
     let runs = setup.workloads.len()
         * plan.connections.len()
@@ -75,7 +80,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
             ));
             let extra = match plan.kind {
                 Kind::Classes => Some(dynamic_part(&sizing, &store_root)?),
-                Kind::Locality | Kind::Origin => None,
+                Kind::Locality | Kind::Origin | Kind::Churn => None,
             };
             for &connections in &plan.connections {
                 for round in 0..plan.rounds {
@@ -118,7 +123,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     print!("{}", results::render_table(&rows, baseline));
     let claims = match plan.kind {
         Kind::Origin => results::origin_claims(&rows),
-        Kind::Locality | Kind::Classes => results::claims(&rows),
+        Kind::Locality | Kind::Classes | Kind::Churn => results::claims(&rows),
     };
     if !claims.is_empty() {
         println!("\nclaims:");
@@ -134,6 +139,99 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     if stopped {
         return Err(LabError::Invalid(
             "interrupted; the rows above were measured before the stop".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The churn experiment: every scenario, round and system (A B A B), a timeline each;
+/// then the table, the claims, timeline.json/.csv and the charts.
+fn churn(
+    plan: &ExperimentPlan,
+    setup: &Setup,
+    launcher: &Launcher,
+    dir: &Path,
+    sizing: &Sizing,
+    store_root: &Path,
+    header: &str,
+) -> Result<()> {
+    let n = setup.nodes.len();
+    let kinds = if plan.scenarios.is_empty() { &ScenarioKind::ALL[..] } else { &plan.scenarios };
+    let mut scenarios: Vec<Scenario> =
+        kinds.iter().map(|&k| Scenario::new(k, n, plan.warmup, plan.flash_crowd)).collect();
+    if !plan.events.is_empty() {
+        scenarios.push(Scenario {
+            name: "events".into(),
+            crowd: None,
+            events: plan.events.clone(),
+        });
+    }
+    for s in &scenarios {
+        trace::initial_members(&s.events, n).map_err(LabError::Invalid)?;
+    }
+    let mut timelines = Vec::new();
+    let mut stopped = false;
+    for &kind in &setup.workloads {
+        let w = workload::build(kind, sizing, plan.trace.as_deref(), store_root)?;
+        println!(
+            "\n{kind}: {} objects, {:.1} MiB; nodes cache {} MiB",
+            w.objects,
+            w.dataset_bytes as f64 / f64::from(1 << 20),
+            caches(plan)
+        );
+        for scenario in &scenarios {
+            for round in 0..plan.rounds {
+                for &system in &setup.systems {
+                    if let Some(why) = scenario.unsupported(system) {
+                        if round == 0 {
+                            println!("  {}: skipping {system}: {why}", scenario.name);
+                        }
+                        continue;
+                    }
+                    if launcher.signals.stop_requested(Duration::ZERO) {
+                        stopped = true;
+                        break;
+                    }
+                    let name = format!(
+                        "churn-{}-{}-round{}",
+                        scenario.name,
+                        system.to_string().replace('/', "-"),
+                        round + 1
+                    );
+                    let launcher = Launcher { logs: launcher.logs.sub(&name)?, ..launcher.clone() };
+                    let run = ChurnRun { workload: &w, scenario, system, round };
+                    let t = crate::churn::run_one(plan, setup, &launcher, dir, &run).with_context(
+                        || format!("{system} through {}, round {}", scenario.name, round + 1),
+                    )?;
+                    println!(
+                        "  {:<8} {:<18} round {}  {:>7.0} req/s after  hit {:.3} -> {:.3}  p99 after {:>7.2} ms  errors {}",
+                        scenario.name,
+                        system,
+                        round + 1,
+                        t.rps_after(),
+                        t.hit_before(),
+                        t.hit_after(),
+                        t.p99_after_ms(),
+                        t.errors()
+                    );
+                    timelines.push(t);
+                }
+            }
+        }
+    }
+    print!("{}", timeline::render_table(&timelines));
+    let claims = timeline::claims(&timelines);
+    if !claims.is_empty() {
+        println!("\nclaims:");
+        for c in &claims {
+            println!("  {c}");
+        }
+    }
+    timeline::write(&plan.out, &timelines, header, &claims)?;
+    println!("\nwrote {}/table.md, timeline.json, timeline.csv and SVG charts", plan.out.display());
+    if stopped {
+        return Err(LabError::Invalid(
+            "interrupted; the runs above were measured before the stop".into(),
         ));
     }
     Ok(())
@@ -177,6 +275,9 @@ fn describe(plan: &ExperimentPlan, setup: &Setup) -> String {
     }
     let load = match plan.kind {
         Kind::Locality => format!("{} users", plan.users),
+        Kind::Churn => {
+            format!("{} users; events at the end of the warm-up; figures every second", plan.users)
+        }
         Kind::Origin => {
             let link = plan.origin_link.map_or("origin link unshaped".into(), |l| l.describe());
             format!(

@@ -6,7 +6,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Instant;
 
@@ -14,7 +14,7 @@ use policy::{PlacementMode, PolicyKind};
 use router::config::ClassPoolConfig;
 use router::{NodeConfig, RouterConfig};
 
-use crate::anchors::{self, Anchor, Tools};
+use crate::anchors::{self, Anchor, Servers, Tools};
 use crate::child::{self, Group};
 use crate::error::{Context, LabError, Result};
 use crate::launcher::{local_address, Launcher};
@@ -113,6 +113,11 @@ pub struct Front {
     pub addr: SocketAddr,
     /// Admin listeners of larder routers (for their placement figures); none for anchors.
     pub admins: Vec<SocketAddr>,
+    /// Each larder router's configuration file and what it holds (to change its nodes
+    /// and reload it); none for anchors.
+    pub configs: Vec<(PathBuf, RouterConfig)>,
+    /// The anchor's own directory (its configuration, HAProxy's admin socket).
+    pub dir: PathBuf,
 }
 
 impl Front {
@@ -136,12 +141,38 @@ pub fn start(
     probe_path: &str,
     deadline: Instant,
 ) -> Result<Front> {
+    let servers = Servers { nodes, weights: &setup.weights, members: &[] };
+    start_on(launcher, system, instances, tools, setup, &servers, dir, probe_path, deadline)
+}
+
+/// [`start`] in front of the members of `servers` only (HAProxy lists the others
+/// disabled; the weights are `setup`'s).
+#[allow(clippy::too_many_arguments)]
+pub fn start_on(
+    launcher: &Launcher,
+    system: System,
+    instances: u8,
+    tools: &Tools,
+    setup: &RouterSetup,
+    servers: &Servers<'_>,
+    dir: &Path,
+    probe_path: &str,
+    deadline: Instant,
+) -> Result<Front> {
     let mut group = Group::new(launcher.grace, launcher.signals);
     let instances = instances.max(1);
     let mut admins = Vec::new();
+    let mut configs = Vec::new();
+    let members: Vec<(String, SocketAddr)> = servers
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| servers.members.get(i).copied().unwrap_or(true))
+        .map(|(_, n)| n.clone())
+        .collect();
     let addr = match system {
         System::Larder(policy, placement, depth) => {
-            let mut config = larder_config(policy, placement, setup, nodes);
+            let mut config = larder_config(policy, placement, setup, &members);
             config.mapping.tree_depth = depth.map(usize::from);
             config.reuseport = instances > 1;
             let mut addr = None;
@@ -157,6 +188,7 @@ pub fn start(
                         .ok_or(LabError::Interrupted)?;
                 // The first takes a free port; the others share it.
                 config.listen = bound;
+                configs.push((dir.join(format!("{label}.toml")), config.clone()));
                 addr = Some(bound);
             }
             addr.expect("at least one instance")
@@ -171,15 +203,7 @@ pub fn start(
                 };
                 std::fs::create_dir_all(&own)
                     .with_context(|| format!("creating {}", own.display()))?;
-                let mut cmd = anchors::command(
-                    anchor,
-                    tools,
-                    nodes,
-                    &setup.weights,
-                    &own,
-                    addr,
-                    instances > 1,
-                )?;
+                let mut cmd = anchors::command(anchor, tools, servers, &own, addr, instances > 1)?;
                 if let Some(cpu) = setup.cpu {
                     child::pin(&mut cmd, cpu);
                 }
@@ -192,7 +216,7 @@ pub fn start(
         }
     };
     match probe::answers(addr, probe_path, deadline, &launcher.signals) {
-        Ok(true) => Ok(Front { group, addr, admins }),
+        Ok(true) => Ok(Front { group, addr, admins, configs, dir: dir.to_path_buf() }),
         Ok(false) => Err(LabError::Interrupted),
         Err(e) => {
             let tail = group.children[0].tail();
@@ -202,6 +226,28 @@ pub fn start(
             })
         }
     }
+}
+
+/// Gives every larder router of `front` (running `policy` and `placement`) the nodes
+/// `nodes` instead of those it has: rewrites its configuration file and sends SIGHUP, on
+/// which it reloads (a node no longer listed drains, a new one joins).
+pub fn set_nodes(
+    front: &mut Front,
+    system: System,
+    setup: &RouterSetup,
+    nodes: &[(String, SocketAddr)],
+) -> Result<()> {
+    let System::Larder(policy, placement, _) = system else {
+        return Err(LabError::Invalid(format!("{system} is not a larder router")));
+    };
+    let fresh = larder_config(policy, placement, setup, nodes);
+    for ((file, config), router) in front.configs.iter_mut().zip(&front.group.children) {
+        config.nodes.clone_from(&fresh.nodes);
+        let text = config.to_toml().context("writing the router config")?;
+        std::fs::write(&*file, text).with_context(|| format!("writing {}", file.display()))?;
+        router.signal(libc::SIGHUP);
+    }
+    Ok(())
 }
 
 /// Whether larder route already gives each node a share of the targets proportional to

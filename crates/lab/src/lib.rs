@@ -29,6 +29,8 @@
 //! - `measure`: one front-end on one workload: fresh nodes, front-end, load, figures.
 //! - `results`: rows, tables, claims, JSON and charts.
 //! - `experiment`: the runner ([`experiment::run`]).
+//! - `churn`: the churn experiment's scenarios and one run of them on real processes.
+//! - `timeline`: figures every second of a churn run, its checks, JSON, CSV and charts.
 //! - `run_shape`: [`run_shape::RunShape`], the `shape.json` an experiment leaves for the fit.
 //! - `progress`: [`progress::Progress`], the bar long commands show on a terminal.
 //! - `sim_fit`: the simulator fitted to an experiment's rows, and how close it comes.
@@ -42,6 +44,7 @@
 pub mod anchors;
 #[allow(unsafe_code)]
 pub mod child;
+pub mod churn;
 #[allow(unsafe_code)]
 pub mod cpu_time;
 pub mod error;
@@ -65,9 +68,11 @@ pub mod run_shape;
 pub mod signals;
 pub mod sim_fit;
 pub mod store;
+pub mod timeline;
 pub mod up;
 pub mod workload;
 
+pub use churn::ScenarioKind;
 pub use error::LabError;
 pub use front::System;
 pub use origin_link::OriginLink;

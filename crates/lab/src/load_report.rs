@@ -9,6 +9,8 @@ use crate::probe;
 /// Cumulative counters of one node's load report.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct NodeCounters {
+    /// Requests the node answered.
+    pub requests: u64,
     pub hits: u64,
     pub misses: u64,
     pub disk_read_bytes: u64,
@@ -21,6 +23,7 @@ impl NodeCounters {
     /// What happened between `earlier` and `self`.
     pub fn since(&self, earlier: &NodeCounters) -> NodeCounters {
         NodeCounters {
+            requests: self.requests.saturating_sub(earlier.requests),
             hits: self.hits.saturating_sub(earlier.hits),
             misses: self.misses.saturating_sub(earlier.misses),
             disk_read_bytes: self.disk_read_bytes.saturating_sub(earlier.disk_read_bytes),
@@ -38,6 +41,7 @@ pub fn read(addr: SocketAddr) -> Result<NodeCounters> {
     }
     let report = wire::LoadReport::parse(&body).context("load report")?;
     Ok(NodeCounters {
+        requests: report.requests,
         hits: report.hits,
         misses: report.misses,
         disk_read_bytes: report.disk_read_bytes,
@@ -53,6 +57,7 @@ mod tests {
     #[test]
     fn counters_subtract() {
         let a = NodeCounters {
+            requests: 15,
             hits: 10,
             misses: 5,
             disk_read_bytes: 100,
@@ -60,6 +65,7 @@ mod tests {
             origin_bytes: 80,
         };
         let b = NodeCounters {
+            requests: 31,
             hits: 25,
             misses: 6,
             disk_read_bytes: 100,
@@ -67,6 +73,7 @@ mod tests {
             origin_bytes: 96,
         };
         let d = NodeCounters {
+            requests: 16,
             hits: 15,
             misses: 1,
             disk_read_bytes: 0,

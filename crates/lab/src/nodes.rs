@@ -67,34 +67,70 @@ fn start_serving(
 ) -> Result<Option<Nodes>> {
     let signals = launcher.signals;
     let mut nodes = Nodes { group: Group::new(launcher.grace, signals), addrs: Vec::new() };
+    let any = SocketAddr::from(([127, 0, 0, 1], 0));
     for (i, spec) in specs.iter().enumerate() {
-        let mut cmd = Command::new(&launcher.exe);
-        cmd.arg("node").args(content);
-        cmd.args(["--listen", "127.0.0.1:0", "--cache-mb", &spec.cache_mb.to_string()]);
-        cmd.args(extra);
-        if let Some(cpu) = spec.cpu {
-            child::pin(&mut cmd, cpu);
-        }
         let name = format!("n{}", i + 1);
-        let node = child::spawn(
-            &name,
-            cmd,
-            |line| wire::NodeReady::parse(line).map(|r| r.addr),
-            &signals,
-            &launcher.logs,
-        )?;
+        let node = spawn(launcher, content, spec, extra, &name, any)?;
         nodes.group.children.push(node);
     }
     for node in &mut nodes.group.children {
-        let Some(addr) = node.address(deadline, &signals)? else { return Ok(None) };
-        let answered = probe::answers(addr, LOAD_REPORT_PATH, deadline, &signals)
-            .with_context(|| node.describe())?;
-        if !answered {
-            return Ok(None);
-        }
+        let Some(addr) = ready(node, launcher, deadline)? else { return Ok(None) };
         nodes.addrs.push((node.name.clone(), addr));
     }
     Ok(Some(nodes))
+}
+
+/// Starts node `name` serving `docroot` on `listen` (port 0: any free one) and waits
+/// until it answers: its process and address. None: a stop was requested meanwhile.
+pub fn start_one(
+    launcher: &Launcher,
+    docroot: &Path,
+    spec: &NodeSpec,
+    extra: &[String],
+    name: &str,
+    listen: SocketAddr,
+    deadline: Instant,
+) -> Result<Option<(child::Child, SocketAddr)>> {
+    let content = [OsString::from("--docroot"), docroot.as_os_str().to_owned()];
+    let mut node = spawn(launcher, &content, spec, extra, name, listen)?;
+    Ok(ready(&mut node, launcher, deadline)?.map(|addr| (node, addr)))
+}
+
+fn spawn(
+    launcher: &Launcher,
+    content: &[OsString],
+    spec: &NodeSpec,
+    extra: &[String],
+    name: &str,
+    listen: SocketAddr,
+) -> Result<child::Child> {
+    let mut cmd = Command::new(&launcher.exe);
+    cmd.arg("node").args(content);
+    cmd.args(["--listen", &listen.to_string(), "--cache-mb", &spec.cache_mb.to_string()]);
+    cmd.args(extra);
+    if let Some(cpu) = spec.cpu {
+        child::pin(&mut cmd, cpu);
+    }
+    child::spawn(
+        name,
+        cmd,
+        |line| wire::NodeReady::parse(line).map(|r| r.addr),
+        &launcher.signals,
+        &launcher.logs,
+    )
+}
+
+/// Waits until `node` reports its address and its load report answers.
+fn ready(
+    node: &mut child::Child,
+    launcher: &Launcher,
+    deadline: Instant,
+) -> Result<Option<SocketAddr>> {
+    let signals = launcher.signals;
+    let Some(addr) = node.address(deadline, &signals)? else { return Ok(None) };
+    let answered = probe::answers(addr, LOAD_REPORT_PATH, deadline, &signals)
+        .with_context(|| node.describe())?;
+    Ok(answered.then_some(addr))
 }
 
 impl Nodes {

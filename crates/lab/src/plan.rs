@@ -9,6 +9,7 @@ use std::time::Duration;
 use bench::RampSpec;
 
 use crate::anchors::{Anchor, Tools};
+use crate::churn::ScenarioKind;
 use crate::error::{invalid, Result};
 use crate::front::{RouterSetup, System};
 use crate::launcher::local_address;
@@ -16,6 +17,7 @@ use crate::nodes::NodeSpec;
 use crate::origin_link::OriginLink;
 use crate::workload::{Content, DynCost, WorkloadKind};
 use policy::PolicyKind;
+use trace::{FlashCrowd, MembershipEvent};
 
 /// Most front-end instances one run starts on one address.
 pub const MAX_FRONT_ENDS: u8 = 16;
@@ -31,6 +33,8 @@ pub enum Kind {
     /// Caching nodes in front of an origin (nginx serving the store) over a link of
     /// limited bandwidth: a miss costs origin egress, as it does for a cache tier.
     Origin,
+    /// A flash crowd, a node added, restarted or removed mid-run: figures every second.
+    Churn,
 }
 
 impl Kind {
@@ -40,6 +44,7 @@ impl Kind {
             Kind::Locality => "locality",
             Kind::Classes => "classes",
             Kind::Origin => "origin",
+            Kind::Churn => "churn",
         }
     }
 }
@@ -123,6 +128,12 @@ pub struct ExperimentPlan {
     /// capacities the nodes report.
     pub weigh_by_cache: bool,
     pub store_dir: Option<PathBuf>,
+    /// churn: the scenarios to run (empty: all).
+    pub scenarios: Vec<ScenarioKind>,
+    /// churn: the flash scenario's crowd [default: 30% on one target from the warm-up's end].
+    pub flash_crowd: Option<FlashCrowd>,
+    /// churn: membership events of one more scenario, `events`.
+    pub events: Vec<MembershipEvent>,
     /// Directory for table.md, rows.json, shape.json, the SVG charts and the children's logs.
     pub out: PathBuf,
     /// Echo the children's output live (it always goes to `<out>/logs/`).
@@ -165,6 +176,9 @@ impl Default for ExperimentPlan {
             origin_link: None,
             weigh_by_cache: false,
             store_dir: None,
+            scenarios: Vec::new(),
+            flash_crowd: None,
+            events: Vec::new(),
             out: PathBuf::from("experiment-results"),
             verbose: false,
         }
@@ -208,7 +222,7 @@ impl ExperimentPlan {
     /// The system the table's ratios are to.
     pub fn baseline(&self) -> &'static str {
         match self.kind {
-            Kind::Locality | Kind::Origin => "wrr",
+            Kind::Locality | Kind::Origin | Kind::Churn => "wrr",
             Kind::Classes => "rr",
         }
     }
@@ -221,7 +235,7 @@ impl ExperimentPlan {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let nodes = self.cache_mb.len();
         let pin: Vec<Option<usize>> = match (&self.pin[..], self.kind) {
-            ([], Kind::Locality | Kind::Origin) => vec![None; nodes],
+            ([], Kind::Locality | Kind::Origin | Kind::Churn) => vec![None; nodes],
             ([], Kind::Classes) => (0..nodes).map(|i| Some(i * cpus / nodes)).collect(),
             (p, _) if p.len() == nodes => p.iter().map(|&c| Some(c)).collect(),
             (p, _) => invalid!("--pin gives {} CPUs for {nodes} nodes", p.len()),
@@ -229,7 +243,7 @@ impl ExperimentPlan {
         let pin_front = match (self.pin_front, self.kind) {
             (Some(cpu), _) => Some(cpu),
             (None, Kind::Classes) => pin[0],
-            (None, Kind::Locality | Kind::Origin) => None,
+            (None, Kind::Locality | Kind::Origin | Kind::Churn) => None,
         };
         if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
             invalid!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
@@ -255,7 +269,8 @@ impl ExperimentPlan {
                     (&[Wrr, Least, Hash, Bounded, Lard, LardR, Hacc], &Anchor::PROXIES)
                 }
                 Kind::Classes => (&[Rr, Class], &[]),
-                Kind::Origin => (&[Wrr, Hash, Bounded, Lard, LardR], &Anchor::ALL),
+                Kind::Origin => (&[Wrr, Hash, Bounded, Lard, LardR], &Anchor::ORIGIN),
+                Kind::Churn => (&[Hash, Bounded, Lard, LardR], &Anchor::CHURN),
             };
             let policies = policies.iter().map(|&p| System::larder(p));
             systems = policies.chain(anchors.iter().map(|&a| System::Anchor(a))).collect();
@@ -283,6 +298,7 @@ impl ExperimentPlan {
                 Kind::Locality => vec![dynamic, fixed],
                 Kind::Classes => vec![fixed],
                 Kind::Origin => vec![fixed, WorkloadKind::new(Content::Static, true)],
+                Kind::Churn => vec![dynamic],
             };
         }
         if self.kind == Kind::Origin && workloads.iter().any(|w| w.content == Content::Dynamic) {

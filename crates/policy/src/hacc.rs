@@ -130,9 +130,8 @@ impl Scales<'_> {
     /// candidate that stays within `factor` with it, per router the node that would be
     /// least loaded relative to its share if that one fits.
     fn room(&self, key: TargetKey, count: f64, factor: f64, skip: NodeId) -> Option<NodeId> {
-        let candidates = self.roster.candidates(key, self.view);
         let open = |n: &NodeId| *n != skip && self.roster.is_eligible(*n);
-        if self.roster.mode().is_shared() {
+        if let Some(candidates) = self.roster.candidates(key, self.view) {
             return candidates
                 .as_slice()
                 .iter()

@@ -143,15 +143,6 @@ impl Roster {
         }
     }
 
-    /// `key`'s shared first choices, best first ([`Homes::candidates`]); none per router.
-    pub fn candidates(&self, key: TargetKey, view: &LoadView) -> Candidates {
-        if self.mode.is_shared() {
-            self.homes.candidates(key, view)
-        } else {
-            Candidates::default()
-        }
-    }
-
     /// Eligible nodes in id order.
     pub fn eligible(&self) -> &[NodeId] {
         &self.eligible

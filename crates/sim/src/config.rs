@@ -2,6 +2,7 @@
 
 use cache::Kind;
 use policy::PolicySpec;
+use trace::MembershipEvent;
 
 use crate::{CacheSizes, Model, SimError, MAX_NODES, MAX_ROUTERS};
 
@@ -39,6 +40,9 @@ pub struct SimConfig {
     pub report_delay_ns: u64,
     /// Seed of the spreading of requests over front-ends.
     pub spread_seed: u64,
+    /// Nodes added, removed or restarted when the replay reaches each event's time in
+    /// the workload (`membership.rs`); a node first added is out at the start.
+    pub events: Vec<MembershipEvent>,
 }
 
 /// HACC's load monitor polled the nodes every 200 ms.
@@ -70,6 +74,7 @@ impl SimConfig {
             routers: 1,
             report_delay_ns: DEFAULT_REPORT_DELAY_NS,
             spread_seed: 1,
+            events: Vec::new(),
         }
     }
 

@@ -30,6 +30,7 @@ use trace::Workload;
 use crate::cpu_pool::CpuPool;
 use crate::event_queue::EventQueue;
 use crate::front_ends::FrontEnds;
+use crate::membership::Churn;
 use crate::{ideal_hit_ratio, Model, NodeResult, RunResult, SimConfig, SimError, Spread};
 
 /// What the caller hears of each completed request (tests count them).
@@ -276,6 +277,10 @@ impl<'w> Simulator<'w> {
         let n = config.nodes;
         let spread = Spread::of(w);
         let mut front_ends = FrontEnds::new(config, spread)?;
+        let mut churn = Churn::new(&config.events, config.nodes)?;
+        if churn.pending() {
+            front_ends.membership(&churn.states(), 0);
+        }
         let policy_name = front_ends.policy_name();
         let mut nodes: Vec<Node> = (0..n)
             .map(|i| Node {
@@ -324,6 +329,17 @@ impl<'w> Simulator<'w> {
                     next_publish = (now / publish_every + 1) * publish_every;
                 }
                 let request = w.requests[index as usize];
+                if churn.pending() {
+                    if let Some(restarted) = churn.due(request.time_ms) {
+                        for i in restarted {
+                            let empty = config
+                                .cache_kind
+                                .build_with_hasher(config.caches.of(i), FxBuildHasher);
+                            nodes[i].cache = empty;
+                        }
+                        front_ends.membership(&churn.states(), now);
+                    }
+                }
                 let target = request.target;
                 let (router, node) =
                     front_ends.pick(index, request.client, &targets[target as usize], now)?;

@@ -135,6 +135,13 @@ impl FrontEnds {
         fe.policy.done(node, target, Outcome::Ok, now);
     }
 
+    /// Every front-end hears a new membership at `now` (a node added, removed or back).
+    pub(crate) fn membership(&mut self, nodes: &[NodeState], now: u64) {
+        for fe in &mut self.routers {
+            fe.policy.membership(nodes, now);
+        }
+    }
+
     /// Nodes publish what they hold (`digests[i]` for node i); each front-end sees it at
     /// its next poll, as it sees the load.
     pub(crate) fn publish_holdings(&mut self, digests: Vec<Option<wire::TargetDigest>>) {

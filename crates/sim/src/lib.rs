@@ -12,6 +12,7 @@
 //! - `cpu_pool.rs`: cores shared by every node's threads, the front-end and the clients
 //!   (a cluster on one machine, [`SimConfig::shared_cpus`]).
 //! - `event_queue.rs`: future events: a FIFO per server, their heads in a 4-ary heap.
+//! - `membership.rs`: nodes added, removed or restarted during a run ([`SimConfig::events`]).
 //! - `ideal.rs`: [`ideal_hit_ratio`], the one-big-cache reference.
 //! - `result.rs`: [`RunResult`] and [`NodeResult`], what a run measured.
 //! - `sweep.rs`: [`sweep`] over cluster sizes and policies ([`sweep_routers`]: and front-ends).
@@ -36,6 +37,7 @@ mod event_queue;
 mod front_ends;
 mod holdings;
 mod ideal;
+mod membership;
 mod model;
 mod node_range;
 mod report;

@@ -19,6 +19,9 @@
 //! - `docroot.rs`: target → file mapping and the docroot writer.
 //! - `stats.rs`: [`Stats`], including the ideal-cache working-set curve.
 //! - `stats_table.rs`: [`stats_table`], the statistics in human units.
+//! - `flash_crowd.rs`: [`FlashCrowd`], a target (or a few) jumping to a share of requests.
+//! - `membership.rs`: [`MembershipEvent`], a node added, removed or restarted during a run.
+//! - `duration_text.rs`: [`parse_duration`] for durations people write (`10s`, `500ms`).
 //! - `size.rs`: [`parse_size`] for sizes people write (`64MB`, `1.4MiB`).
 //! - `status_range.rs`: [`parse_status_range`] for status filters people write (`200-299`).
 //! - `error.rs`: [`TraceError`].
@@ -27,8 +30,11 @@
 
 pub mod clf;
 pub mod docroot;
+mod duration_text;
 mod error;
+pub mod flash_crowd;
 pub mod load;
+pub mod membership;
 pub mod reader;
 pub mod rng;
 pub mod session;
@@ -43,8 +49,11 @@ pub mod workload;
 
 pub use clf::{parse_line, write as write_log, write_file as write_log_file, LogLine};
 pub use docroot::{served_url, write_docroot, write_docroot_watched, DocrootReport, MapError};
+pub use duration_text::parse_duration;
 pub use error::TraceError;
+pub use flash_crowd::FlashCrowd;
 pub use load::{load_reader, load_workload, LoadOptions, LoadReport};
+pub use membership::{initial_members, Change, MembershipEvent};
 pub use rng::Rng;
 pub use session::{session_count, sessions, Session, SessionRequest, DEFAULT_IDLE_GAP_MS};
 pub use size::parse_size;

@@ -140,6 +140,10 @@ struct LoadArgs {
     /// Length of an epoch for the per-epoch statistics (the ramp uses its own epoch).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     epoch: Duration,
+    /// A flash crowd share=S,at=TIME[,targets=N]: from TIME after the start on, share S of
+    /// the requests go to N targets of the workload (drawn with a fixed seed).
+    #[arg(long, value_name = "SPEC")]
+    flash_crowd: Option<trace::FlashCrowd>,
     /// Worker threads of the load generator [default: number of cores].
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -202,6 +206,7 @@ impl LoadArgs {
             warmup: self.warmup,
             timeout: self.timeout.0,
             epoch: self.epoch,
+            flash_crowd: self.flash_crowd,
         };
         Ok(shape.config(target, plan, single)?)
     }

@@ -18,7 +18,8 @@ use lab::{Connections, DynCost, ExperimentPlan, Kind, OriginLink, Ramp, System, 
 /// `--dynamic-share` CPU-heavy dynamic requests at a fixed rate, `class` vs `rr`: the
 /// response time of the static requests. `origin`: the nodes cache an origin (nginx serving
 /// the store) over a link limited with --origin-mbit; figures add origin requests and bytes
-/// per request. bench/experiments.sh runs them all and installs HAProxy, nginx and Varnish.
+/// per request. `churn`: a flash crowd, a node added, restarted or removed mid-run, figures
+/// every second. bench/experiments.sh runs them all and installs HAProxy, nginx and Varnish.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[arg(value_enum, default_value = "locality")]
@@ -139,6 +140,17 @@ pub struct Args {
     /// wrr and hash; lard, lard-r and hacc weigh the capacities nodes report already).
     #[arg(long)]
     weigh_by_cache: bool,
+    /// churn: scenarios, comma separated: flash, add, restart, remove [default: all]; each
+    /// event (the last node; the crowd) comes at the end of --warmup.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    scenarios: Vec<lab::ScenarioKind>,
+    /// churn: the flash scenario's crowd share=S,at=TIME[,targets=N].
+    #[arg(long, value_name = "SPEC")]
+    flash_crowd: Option<trace::FlashCrowd>,
+    /// churn: one more scenario of these membership events, comma separated
+    /// (add|remove|restart:nN@TIME, e.g. add:n4@20s).
+    #[arg(long, value_delimiter = ',', value_name = "EVENTS")]
+    events: Vec<trace::MembershipEvent>,
     /// Where stores are kept [default: $XDG_CACHE_HOME/larder or ~/.cache/larder].
     #[arg(long, value_name = "DIR")]
     store_dir: Option<PathBuf>,
@@ -201,6 +213,9 @@ impl Args {
                 .map(|mbit| OriginLink { mbit, queue_kb: self.origin_queue_kb }),
             weigh_by_cache: self.weigh_by_cache,
             store_dir: self.store_dir,
+            scenarios: self.scenarios,
+            flash_crowd: self.flash_crowd,
+            events: self.events,
             out: self.out,
             verbose: self.verbose,
         }

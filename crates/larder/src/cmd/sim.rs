@@ -64,6 +64,13 @@ pub struct Args {
     /// Seed of the generated workload.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Membership events, comma separated (add|remove|restart:nN@TIME, e.g. add:n4@10s),
+    /// played when the replay reaches TIME in the workload's own clock.
+    #[arg(long, value_delimiter = ',', value_name = "EVENTS")]
+    pub events: Vec<trace::MembershipEvent>,
+    /// A flash crowd share=S,at=TIME[,targets=N] applied to the workload by its times.
+    #[arg(long, value_name = "SPEC")]
+    pub flash_crowd: Option<trace::FlashCrowd>,
 
     /// Back-end nodes: a count, a range swept inclusively (1..16, 1..64:4) or a list (1,2,4,8)
     /// [default: 8, or as many as --cache-mb lists].
@@ -248,13 +255,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         routers: args.routers.0[0],
         report_delay_ns: sim::report_delay_ns(args.report_delay_ms)?,
         spread_seed: args.seed,
+        events: args.events.clone(),
         ..SimConfig::with_caches(
             cluster_sizes[0],
             args.cache_mb.clone(),
             PolicySpec::new(PolicyKind::Rr),
         )
     };
-    let (workload, name) = args.workload(cluster_sizes[0])?;
+    let (mut workload, name) = args.workload(cluster_sizes[0])?;
+    if let Some(crowd) = args.flash_crowd {
+        crowd.apply(&mut workload, args.seed).map_err(anyhow::Error::msg)?;
+    }
     let mut sim = if args.route_keys {
         let urls = sim::target_urls(args.target_urls.as_deref(), &workload)?;
         Simulator::with_targets(&workload, sim::route_targets(&urls, args.tree_depth)?)?
