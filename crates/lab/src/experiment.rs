@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::child::{self, Logs};
-use crate::churn::{ChurnRun, Scenario, ScenarioKind};
+use crate::churn::ChurnRun;
 use crate::error::{Context, LabError, Result};
 use crate::launcher::{larder_exe, Launcher};
 use crate::measure::{self, RunSpec};
@@ -21,6 +21,7 @@ use crate::plan::{ExperimentPlan, Kind, Setup};
 use crate::results::{self, Row};
 use crate::run_dir::RunDir;
 use crate::run_shape::RunShape;
+use crate::scenario::{Scenario, ScenarioKind};
 use crate::signals::Signals;
 use crate::store;
 use crate::timeline;

@@ -29,7 +29,8 @@
 //! - `measure`: one front-end on one workload: fresh nodes, front-end, load, figures.
 //! - `results`: rows, tables, claims, JSON and charts.
 //! - `experiment`: the runner ([`experiment::run`]).
-//! - `churn`: the churn experiment's scenarios and one run of them on real processes.
+//! - `scenario`: the churn experiment's scenarios (a flash crowd, a node added, …).
+//! - `churn`: one run of a scenario on real processes.
 //! - `timeline`: figures every second of a churn run, its checks, JSON, CSV and charts.
 //! - `run_shape`: [`run_shape::RunShape`], the `shape.json` an experiment leaves for the fit.
 //! - `progress`: [`progress::Progress`], the bar long commands show on a terminal.
@@ -64,6 +65,7 @@ pub mod results;
 pub mod route;
 pub mod run_dir;
 pub mod run_shape;
+pub mod scenario;
 #[allow(unsafe_code)]
 pub mod signals;
 pub mod sim_fit;
@@ -72,10 +74,10 @@ pub mod timeline;
 pub mod up;
 pub mod workload;
 
-pub use churn::ScenarioKind;
 pub use error::LabError;
 pub use front::System;
 pub use origin_link::OriginLink;
 pub use plan::{Connections, ExperimentPlan, Kind, Ramp};
+pub use scenario::ScenarioKind;
 pub use up::UpConfig;
 pub use workload::{DynCost, WorkloadKind};

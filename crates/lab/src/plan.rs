@@ -9,12 +9,12 @@ use std::time::Duration;
 use bench::RampSpec;
 
 use crate::anchors::{Anchor, Tools};
-use crate::churn::ScenarioKind;
 use crate::error::{invalid, Result};
 use crate::front::{RouterSetup, System};
 use crate::launcher::local_address;
 use crate::nodes::NodeSpec;
 use crate::origin_link::OriginLink;
+use crate::scenario::ScenarioKind;
 use crate::workload::{Content, DynCost, WorkloadKind};
 use policy::PolicyKind;
 use trace::{FlashCrowd, MembershipEvent};
