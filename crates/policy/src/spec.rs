@@ -195,6 +195,13 @@ impl PolicySpec {
         )
     }
 
+    /// Whether a node that joins or comes back takes its share of the targets as its
+    /// reported hit ratio rises ([`crate::warmup`]): shared first choices weighed by
+    /// warmth, i.e. a policy that places targets with shared placement.
+    pub fn warms_nodes_up(&self) -> bool {
+        self.places_targets() && self.placement.is_shared()
+    }
+
     /// Whether the policy places targets from what nodes report they hold.
     pub fn reads_holdings(&self) -> bool {
         self.places_targets() && self.placement.is_shared()

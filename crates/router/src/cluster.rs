@@ -376,6 +376,7 @@ impl Cluster {
 
     /// Tell the policy the current membership at `now` (weights include slow start).
     fn push_membership(&self, p: &mut Placement, rules: &health::Rules, now: Instant) {
+        let warms_up = p.spec.warms_nodes_up();
         let states: Vec<NodeState> = p
             .nodes
             .iter()
@@ -383,7 +384,13 @@ impl Cluster {
             .filter(|(_, n)| n.configured)
             .map(|(i, n)| NodeState {
                 id: NodeId(i as u32),
-                weight: n.health.weight(n.weight, now, rules),
+                // Where the warm-up gives a node its share as its cache fills, a
+                // timed slow start on top would only hold a warm node back.
+                weight: if warms_up && n.reported_at.is_some() {
+                    n.weight.saturating_mul(health::WEIGHT_SCALE)
+                } else {
+                    n.health.weight(n.weight, now, rules)
+                },
                 up: n.health.is_up(),
                 name: NodeState::name_hash(&n.name),
             })
@@ -408,6 +415,7 @@ impl Cluster {
             }
         }
         let Some(status) = p.nodes.get_mut(node.index()) else { return };
+        let flip = status.health.answered(at);
         status.reported_at = Some(at);
         status.last_report = Some(report.figures);
         let seen = report.holdings.as_ref().map(|d| (d.version, d.entries));
@@ -415,6 +423,10 @@ impl Cluster {
             status.holdings = seen;
             let holdings = report.holdings.map(|d| Arc::new(d) as Arc<dyn policy::Holdings>);
             p.view.set_holdings(node, holdings);
+        }
+        if let Some(flip) = flip {
+            let rules = self.settings().health;
+            self.flipped(p, node, flip, &rules, at);
         }
     }
 
@@ -639,6 +651,17 @@ mod tests {
         let rules = c.settings().health;
         let w = p.nodes[1].health.weight(p.nodes[1].weight, Instant::now(), &rules);
         assert!(w < WEIGHT_SCALE, "ramping, got {w}");
+    }
+
+    #[test]
+    fn a_node_that_refused_connects_is_back_when_its_load_report_answers() {
+        let c = Cluster::new(config(2)).unwrap();
+        let now = Instant::now();
+        c.failed(NodeId(1), Failure::Connect, now);
+        assert!(!c.placement().nodes[1].health.is_up());
+        let report = crate::monitor::parse_report(br#"{"cpu_pct": 5}"#, 1e8).unwrap();
+        c.report_load(NodeId(1), report, now);
+        assert!(c.placement().nodes[1].health.is_up(), "listening again: back at once");
     }
 
     #[test]

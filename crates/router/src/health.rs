@@ -68,12 +68,22 @@ pub(crate) struct Health {
     back_since: Option<Instant>,
     /// When an ejected node may be let back without active checks.
     down_until: Option<Instant>,
+    /// Whether the node went down because a connect failed: then it is back as soon as
+    /// it answers again ([`Health::answered`]), not only when the ejection is over.
+    unreachable: bool,
 }
 
 impl Default for Health {
     /// A node starts up, at full weight (no slow start for the first start).
     fn default() -> Self {
-        Health { up: true, fails: 0, rises: 0, back_since: None, down_until: None }
+        Health {
+            up: true,
+            fails: 0,
+            rises: 0,
+            back_since: None,
+            down_until: None,
+            unreachable: false,
+        }
     }
 }
 
@@ -115,7 +125,11 @@ impl Health {
     ) -> Option<Flip> {
         match failure {
             _ if !self.up => None,
-            Failure::Connect => Some(self.eject(now, rules, "connect failed")),
+            Failure::Connect => {
+                let flip = self.eject(now, rules, "connect failed");
+                self.unreachable = true;
+                Some(flip)
+            }
             Failure::Exchange => self.count_failure(now, rules, "failures"),
         }
     }
@@ -124,6 +138,15 @@ impl Health {
     pub(crate) fn ejection_over(&mut self, now: Instant) -> Option<Flip> {
         let over = !self.up && self.down_until.is_some_and(|t| now >= t);
         over.then(|| self.come_back(now, "ejection over"))
+    }
+
+    /// The node answered its load report at `now`. A node taken out because it refused a
+    /// connection (stopped, restarting on its address) is listening again: it comes back
+    /// at once instead of after the rest of `eject_for`, so a restarted node gets work
+    /// within a report interval. A node taken out for failing requests or checks stays
+    /// out: answering a report says nothing about those.
+    pub(crate) fn answered(&mut self, now: Instant) -> Option<Flip> {
+        (!self.up && self.unreachable).then(|| self.come_back(now, "load report answered"))
     }
 
     /// The weight the policy sees at `now`: `configured` in [`WEIGHT_SCALE`] units, ramped
@@ -159,12 +182,20 @@ impl Health {
             rises: 0,
             back_since: None,
             down_until: Some(now + rules.eject_for),
+            unreachable: false,
         };
         Flip::Down(reason)
     }
 
     fn come_back(&mut self, now: Instant, reason: &'static str) -> Flip {
-        *self = Health { up: true, fails: 0, rises: 0, back_since: Some(now), down_until: None };
+        *self = Health {
+            up: true,
+            fails: 0,
+            rises: 0,
+            back_since: Some(now),
+            down_until: None,
+            unreachable: false,
+        };
         Flip::Up(reason)
     }
 }
@@ -199,6 +230,24 @@ mod tests {
         let mut h = Health::default();
         assert_eq!(h.request_failed(Failure::Connect, t0, &r), Some(Flip::Down("connect failed")));
         assert!(!h.is_up());
+    }
+
+    #[test]
+    fn an_answer_ends_an_unreachable_ejection_but_not_a_failing_one() {
+        let (r, t0) = (rules(), Instant::now());
+        let mut refused = Health::default();
+        refused.request_failed(Failure::Connect, t0, &r);
+        assert_eq!(refused.answered(t0), Some(Flip::Up("load report answered")));
+        assert!(refused.is_up());
+        assert_eq!(refused.answered(t0), None, "already up");
+
+        let mut failing = Health::default();
+        for _ in 0..r.fall {
+            failing.request_failed(Failure::Exchange, t0, &r);
+        }
+        assert!(!failing.is_up());
+        assert_eq!(failing.answered(t0), None, "it answers, yet its requests failed");
+        assert!(!failing.is_up());
     }
 
     #[test]
