@@ -424,9 +424,12 @@ pub struct HealthConfig {
     /// Consecutive failures (checks or requests) that take a node down. A refused or
     /// timed-out connect takes it down at once.
     pub fall: u32,
-    /// Without active checks, how long an ejected node stays out.
+    /// Without active checks, how long an ejected node stays out. A node taken out for
+    /// refusing connects is back as soon as its load report answers again.
     pub eject_ms: u64,
-    /// A node that comes back ramps its weight from 1% to 100% over this long.
+    /// A node that comes back ramps its weight from 1% to 100% over this long. Not with
+    /// `lard`, `lard-r` and `hacc` under shared placement, whose hit-ratio warm-up gives a
+    /// node that reports its load its share as its cache fills.
     pub slow_start_ms: u64,
 }
 
