@@ -14,7 +14,10 @@
 //! Only shares and rates go in, never loads: every router in front of the same cluster
 //! sees about the same shares of the same stream, so every router makes the same target
 //! hot with the same number of replicas (the policy takes them in the target's shared
-//! order of candidates, [`crate::home`]).
+//! order of candidates, [`crate::home`]). While a target stays hot its count only grows,
+//! so noise in the share near a step does not flip it back and forth; two routers whose
+//! estimates straddle a step differ by one replica, and as both take a prefix of the same
+//! order, their sets still share every other node.
 //!
 //! Counting is O(1) per request and bounded in memory: one [`Window`] for all requests
 //! and one per target, kept in the target's table entry (so the table's cap bounds them).
