@@ -7,8 +7,13 @@
 #    route (A, policy POLICY) and HAProxy (B, `balance uri`, `hash-type consistent`)
 #    alternating A B A B, PAIRS times; prints each run's requests per second, p99
 #    latency, the CPU time the proxy spent per request and how often it went to sleep per
-#    request (voluntary context switches, all its threads, from /proc), then per size the
-#    median ratios larder / HAProxy.
+#    request (voluntary context switches, all its threads, from /proc), the CPU time
+#    nginx and wrk spent per request behind it and how much of a core the proxy used,
+#    then per size the median ratios larder / HAProxy. Proxy, nginx and wrk share the
+#    machine's cores, so a proxy that costs them more per request (more wake-ups) loses
+#    throughput even at a lower cost of its own: the "chain" figure is the CPU time all
+#    three spent per request, and the ratio HAProxy's chain / larder's is the throughput
+#    ratio the cores allow when they are the limit.
 # 2. Overhead, as HACC's Figure 3 measured it: the latency of single requests (a fresh
 #    connection each, from a small Python client) for sizes from 512 B to 2 MB, sent
 #    directly to nginx, through larder route and through HAProxy, interleaved; prints the
@@ -18,12 +23,15 @@
 #
 # Settings (environment): PAIRS (5), CONNECTIONS (50), DURATION seconds (5), WRK_THREADS
 # (1), SIZES ("1 16 256 2048"), THREADS ("1 2"), POLICY (lard), SAMPLES per size (40),
+# HAPROXY_SPLICE (1: HAProxy with `option splice-auto`, its own kernel splicing, as larder
+# splices; 0: without),
 # QUICK (1: PAIRS 5, DURATION 2, SAMPLES 10, for iterating), LARDER (path to a release
 # binary; built if unset), ROUTE_ARGS (more `larder route` flags, e.g. a splice
 # threshold), THROUGHPUT_ONLY (0; 1 runs part 1 alone), LARDER_BASELINE (path to another
 # larder binary, e.g. a build of an earlier commit: part 1 then runs it too, in every pair
 # beside the two others, and prints the median ratios larder/baseline, so a change is
-# judged against its parent in one run on one machine). Installs haproxy, nginx and wrk
+# judged against its parent in one run on one machine), BASELINE_ARGS (more flags for
+# the baseline: the same binary twice then compares two settings). Installs haproxy, nginx and wrk
 # with apt-get when missing. Touches only loopback. The machine may be shared with other
 # work: figures are noisy, which is why runs alternate, medians are reported and each
 # pair prints the load average.
@@ -43,7 +51,10 @@ SIZES=${SIZES:-"1 16 256 2048"}
 THREADS=${THREADS:-"1 2"}
 POLICY=${POLICY:-lard}
 ROUTE_ARGS=${ROUTE_ARGS:-}
+BASELINE_ARGS=${BASELINE_ARGS:-}
 THROUGHPUT_ONLY=${THROUGHPUT_ONLY:-0}
+HAPROXY_SPLICE=${HAPROXY_SPLICE:-1}
+if [ "$HAPROXY_SPLICE" = 1 ]; then HAPROXY_OPTIONS="option splice-auto"; else HAPROXY_OPTIONS=""; fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 . "$ROOT/bench/lib.sh"
@@ -94,6 +105,7 @@ http {
 CONF
 "$NGINX" -c "$WORK/nginx.conf"
 wait_port "$NPORT"
+NGINX_WORKER=$(pgrep -P "$(cat "$WORK/nginx.pid")" | head -1)
 
 # start_proxies N: larder route (and the baseline, if any) with N threads and HAProxy
 # with nbthread N, on fresh ports; sets RPORT/ROUTE_PID, HPORT/HAPROXY_PID, BPORT/BASE_PID.
@@ -107,8 +119,9 @@ start_proxies() {
     wait_port "$RPORT"
     if [ -n "${LARDER_BASELINE:-}" ]; then
         BPORT=$(free_port)
+        # shellcheck disable=SC2086
         "$LARDER_BASELINE" route --listen "127.0.0.1:$BPORT" --node "127.0.0.1:$NPORT" \
-            --policy "$POLICY" --threads "$1" --admin "" 2>"$WORK/baseline-route.log" &
+            --policy "$POLICY" --threads "$1" --admin "" $BASELINE_ARGS 2>"$WORK/baseline-route.log" &
         BASE_PID=$!
         PIDS+=("$BASE_PID")
         wait_port "$BPORT"
@@ -121,6 +134,7 @@ global
 defaults
     mode http
     option http-keep-alive
+    $HAPROXY_OPTIONS
     timeout connect 5s
     timeout client 60s
     timeout server 60s
@@ -148,6 +162,7 @@ stop_proxies() {
 
 echo "machine: $(nproc) cores; back-end nginx 127.0.0.1:$NPORT; $("$HAPROXY" -v | head -1)"
 echo "larder route --policy $POLICY $ROUTE_ARGS${LARDER_BASELINE:+; baseline $LARDER_BASELINE}"
+echo "haproxy: balance uri, hash-type consistent${HAPROXY_OPTIONS:+, $HAPROXY_OPTIONS}"
 echo "wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s --latency, keep-alive; $PAIRS pairs per size"
 
 # CPU seconds (user + system) a process has used so far, all its threads.
@@ -162,14 +177,26 @@ sleeps() {
 }
 
 # One wrk run for FILE against port $1 whose proxy is process $2: prints
-# "req_per_s p99_ms cpu_us_per_request sleeps_per_request". CPU per request is what the
-# proxy itself spent, which the other work on a shared machine disturbs far less than
-# throughput; sleeps per request say how often it ran out of work and waited.
+# "req_per_s p99_ms cpu_us_per_request sleeps_per_request nginx_us wrk_us proxy_cores".
+# CPU per request is what the proxy itself spent, which the other work on a shared
+# machine disturbs far less than throughput; sleeps per request say how often it ran out
+# of work and waited; nginx's and wrk's CPU per request what serving and loading through
+# it cost the other two; proxy cores its CPU time over the run's wall time.
 run_wrk() {
-    local out rps p99 requests cpu0 cpu1 cs0 cs1
+    local out rps p99 requests cpu0 cpu1 cs0 cs1 ngx0 ngx1 wrk_cpu t0 t1
     cpu0=$(cpu_seconds "$2")
     cs0=$(sleeps "$2")
-    out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "http://127.0.0.1:$1/$FILE")
+    ngx0=$(cpu_seconds "$NGINX_WORKER")
+    t0=$(date +%s.%N)
+    {
+        TIMEFORMAT='%3U %3S'
+        time wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
+            "http://127.0.0.1:$1/$FILE" >"$WORK/wrk.out"
+    } 2>"$WORK/wrk.time"
+    t1=$(date +%s.%N)
+    out=$(cat "$WORK/wrk.out")
+    wrk_cpu=$(awk '{print $1 + $2}' "$WORK/wrk.time")
+    ngx1=$(cpu_seconds "$NGINX_WORKER")
     cpu1=$(cpu_seconds "$2")
     cs1=$(sleeps "$2")
     if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
@@ -179,30 +206,49 @@ run_wrk() {
     rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
     p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
     requests=$(echo "$out" | awk '/requests in/ {print $1}')
-    python3 - "$rps" "$p99" "$requests" "$cpu0" "$cpu1" "$cs0" "$cs1" <<'PY'
+    python3 - "$rps" "$p99" "$requests" "$cpu0" "$cpu1" "$cs0" "$cs1" "$ngx0" "$ngx1" \
+        "$wrk_cpu" "$t0" "$t1" <<'PY'
 import sys
 rps, p99 = float(sys.argv[1]), sys.argv[2]
-requests, cpu0, cpu1 = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-cs = (float(sys.argv[7]) - float(sys.argv[6])) / max(requests, 1.0)
+requests, cpu0, cpu1 = max(float(sys.argv[3]), 1.0), float(sys.argv[4]), float(sys.argv[5])
+cs = (float(sys.argv[7]) - float(sys.argv[6])) / requests
+ngx_us = (float(sys.argv[9]) - float(sys.argv[8])) * 1e6 / requests
+wrk_us = float(sys.argv[10]) * 1e6 / requests
+cores = (cpu1 - cpu0) / max(float(sys.argv[12]) - float(sys.argv[11]), 1e-3)
 scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 unit = next(u for u in ("us", "ms", "s") if p99.endswith(u))
-cpu_us = (cpu1 - cpu0) * 1e6 / max(requests, 1.0)
-print(f"{rps:.0f} {float(p99[:-len(unit)]) * scale[unit]:.3f} {cpu_us:.1f} {cs:.3f}")
+cpu_us = (cpu1 - cpu0) * 1e6 / requests
+print(f"{rps:.0f} {float(p99[:-len(unit)]) * scale[unit]:.3f} {cpu_us:.1f} {cs:.3f} "
+      f"{ngx_us:.1f} {wrk_us:.1f} {cores:.2f}")
 PY
 }
 
 # median_ratios FILE LABEL: the median over pairs of A/B for requests/s, p99, CPU and
-# sleeps per request (rows "a_rps a_p99 a_cpu a_cs b_rps b_p99 b_cpu b_cs").
+# sleeps per request, and of the chain (proxy + nginx + wrk CPU per request); rows are
+# "A B" with each side "rps p99 cpu cs nginx_us wrk_us cores" (see run_wrk).
 median_ratios() {
     python3 - "$1" "$2" <<'PY'
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
-def med(i):
-    return statistics.median(r[i] / r[i + 4] if r[i + 4] else float("inf") for r in rows)
-per_pair = " ".join(f"{r[0] / r[4]:.3f}" for r in rows)
-print(f"  median ratio {sys.argv[2]}: requests/s {med(0):.3f} (pairs: {per_pair}), "
-      f"p99 {med(1):.3f}, CPU/req {med(2):.3f}, sleeps/req "
-      f"{statistics.median(r[3] for r in rows):.3f} vs {statistics.median(r[7] for r in rows):.3f}")
+W = 7
+def med(f):
+    return statistics.median(f(r[:W], r[W:]) for r in rows)
+def ratio(i):
+    return med(lambda a, b: a[i] / b[i] if b[i] else float("inf"))
+def chain(s):
+    return s[2] + s[4] + s[5]
+per_pair = " ".join(f"{r[0] / r[W]:.3f}" for r in rows)
+print(f"  median ratio {sys.argv[2]}: requests/s {ratio(0):.3f} (pairs: {per_pair}), "
+      f"p99 {ratio(1):.3f}, CPU/req {ratio(2):.3f}, sleeps/req "
+      f"{med(lambda a, b: a[3]):.3f} vs {med(lambda a, b: b[3]):.3f}")
+print(f"  per request (medians), A vs B: nginx {med(lambda a, b: a[4]):.1f} vs "
+      f"{med(lambda a, b: b[4]):.1f} us, wrk {med(lambda a, b: a[5]):.1f} vs "
+      f"{med(lambda a, b: b[5]):.1f} us, chain (proxy + nginx + wrk) "
+      f"{med(lambda a, b: chain(a)):.1f} vs {med(lambda a, b: chain(b)):.1f} us; proxy cores "
+      f"{med(lambda a, b: a[6]):.2f} vs {med(lambda a, b: b[6]):.2f}")
+print(f"  throughput ratio the cores allow (B chain / A chain): "
+      f"{med(lambda a, b: chain(b) / chain(a)):.3f}; with a proxy A costing nothing "
+      f"(B chain / A's nginx + wrk): {med(lambda a, b: chain(b) / (a[4] + a[5])):.3f}")
 PY
 }
 
@@ -222,16 +268,20 @@ for threads in $THREADS; do
         : >"$RESULTS"
         : >"$BASELINE_RESULTS"
         for pair in $(seq 1 "$PAIRS"); do
-            read -r a_rps a_p99 a_cpu a_cs < <(run_wrk "$RPORT" "$ROUTE_PID")
-            read -r b_rps b_p99 b_cpu b_cs < <(run_wrk "$HPORT" "$HAPROXY_PID")
-            printf "t%s %5s KB pair %d: larder %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req | haproxy %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (load %s)\n" \
-                "$threads" "$kb" "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_cs" "$b_rps" "$b_p99" "$b_cpu" "$b_cs" "$(cut -d' ' -f1 /proc/loadavg)"
-            echo "$a_rps $a_p99 $a_cpu $a_cs $b_rps $b_p99 $b_cpu $b_cs" >>"$RESULTS"
+            A=$(run_wrk "$RPORT" "$ROUTE_PID")
+            B=$(run_wrk "$HPORT" "$HAPROXY_PID")
+            read -r a_rps a_p99 a_cpu a_cs a_ngx a_wrk a_cores <<<"$A"
+            read -r b_rps b_p99 b_cpu b_cs b_ngx b_wrk b_cores <<<"$B"
+            printf "t%s %5s KB pair %d: larder %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores) | haproxy %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores) (load %s)\n" \
+                "$threads" "$kb" "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_cs" "$a_ngx" "$a_wrk" "$a_cores" \
+                "$b_rps" "$b_p99" "$b_cpu" "$b_cs" "$b_ngx" "$b_wrk" "$b_cores" "$(cut -d' ' -f1 /proc/loadavg)"
+            echo "$A $B" >>"$RESULTS"
             if [ -n "${LARDER_BASELINE:-}" ]; then
-                read -r c_rps c_p99 c_cpu c_cs < <(run_wrk "$BPORT" "$BASE_PID")
-                printf "t%s %5s KB pair %d: baseline %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req\n" \
-                    "$threads" "$kb" "$pair" "$c_rps" "$c_p99" "$c_cpu" "$c_cs"
-                echo "$a_rps $a_p99 $a_cpu $a_cs $c_rps $c_p99 $c_cpu $c_cs" >>"$BASELINE_RESULTS"
+                C=$(run_wrk "$BPORT" "$BASE_PID")
+                read -r c_rps c_p99 c_cpu c_cs c_ngx c_wrk c_cores <<<"$C"
+                printf "t%s %5s KB pair %d: baseline %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores)\n" \
+                    "$threads" "$kb" "$pair" "$c_rps" "$c_p99" "$c_cpu" "$c_cs" "$c_ngx" "$c_wrk" "$c_cores"
+                echo "$A $C" >>"$BASELINE_RESULTS"
             fi
         done
         echo "t$threads $kb KB:"

@@ -477,6 +477,12 @@ pub struct Limits {
     /// splicing off. Below the default, the extra system calls cost more than the copy
     /// saves.
     pub splice_min_bytes: u64,
+    /// The capacity of each splice pipe: a spliced body moves in steps of at most this
+    /// many bytes, each step a wake-up of the router and of the receiver, so a larger
+    /// pipe means fewer of them. Pipe memory is taken only for bytes in flight; the
+    /// kernel rounds up to whole pages and caps it (`fs.pipe-max-size`, 1 MiB by
+    /// default); where it refuses, pipes keep their default 64 KiB.
+    pub splice_pipe_bytes: usize,
     /// Hot-target table size for `/targets`.
     pub hot_targets: usize,
 }
@@ -496,6 +502,7 @@ impl Default for Limits {
             buffer_bytes: 32 * 1024,
             spare_buffers: 64,
             splice_min_bytes: 64 * 1024,
+            splice_pipe_bytes: 1 << 20,
             hot_targets: 4096,
         }
     }
@@ -705,8 +712,9 @@ impl RouterConfig {
             || l.max_connections > 1_000_000
             || l.buffer_bytes < 1024
             || l.max_chunk_line_bytes < 3
+            || !(4096..=1 << 30).contains(&l.splice_pipe_bytes)
         {
-            return bad("limits: max_connections in 1..=1000000, buffer_bytes >= 1024, max_chunk_line_bytes >= 3");
+            return bad("limits: max_connections in 1..=1000000, buffer_bytes >= 1024, max_chunk_line_bytes >= 3, splice_pipe_bytes in 4096..=1073741824");
         }
         let t = &self.timeouts;
         if [t.header_ms, t.idle_ms, t.upstream_connect_ms, t.upstream_response_ms, t.body_ms]

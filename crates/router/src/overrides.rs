@@ -86,6 +86,10 @@ pub struct Overrides {
     /// [default: 65536].
     #[cfg_attr(feature = "clap", arg(long, value_name = "BYTES"))]
     pub splice_min_bytes: Option<u64>,
+    /// Capacity of each splice pipe: a spliced body moves in steps of at most this many
+    /// bytes [default: 1048576].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "BYTES"))]
+    pub splice_pipe_bytes: Option<usize>,
     /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN http/1.1), with
     /// --tls-cert and --tls-key; more certificates by SNI in the config's [tls] table.
     #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR"))]
@@ -162,6 +166,9 @@ impl Overrides {
         }
         if let Some(m) = self.splice_min_bytes {
             c.limits.splice_min_bytes = m;
+        }
+        if let Some(m) = self.splice_pipe_bytes {
+            c.limits.splice_pipe_bytes = m;
         }
         set(&mut c.tls.listen, &self.tls_listen);
         set(&mut c.tls.cert, &self.tls_cert);
