@@ -207,9 +207,8 @@ impl PolicySpec {
         if self.table_cap == 0 {
             return bad("table_cap must be at least 1");
         }
-        if !(self.hacc_merge > 0.0 && self.hacc_merge < self.hacc_split)
-            || !self.hacc_split.is_finite()
-        {
+        let merge_below_split = self.hacc_merge > 0.0 && self.hacc_merge < self.hacc_split;
+        if !(merge_below_split && self.hacc_split.is_finite()) {
             return bad("hacc_merge must be above 0 and below hacc_split");
         }
         if self.hacc_balance.is_nan() || self.hacc_balance < 1.0 {
