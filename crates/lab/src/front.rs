@@ -314,12 +314,24 @@ mod tests {
     #[test]
     fn names_round_trip() {
         let policies = PolicyKind::ALL.map(PolicyKind::name);
-        for name in policies.into_iter().chain(["haproxy", "nginx", "lard-r/per-router"]) {
+        for name in policies.into_iter().chain([
+            "haproxy",
+            "nginx",
+            "lard-r/per-router",
+            "hacc@3",
+            "hacc@0/per-router",
+        ]) {
             assert_eq!(name.parse::<System>().unwrap().to_string(), name);
         }
         assert_eq!("lard/shared".parse::<System>().unwrap().to_string(), "lard");
         let err = "envoy".parse::<System>().unwrap_err();
         assert!(err.contains("expected a policy (rr, wrr,") && err.contains("nginx"), "{err}");
+        assert_eq!(
+            "hacc@2".parse::<System>(),
+            Ok(System::Larder(PolicyKind::Hacc, PlacementMode::Shared, Some(2)))
+        );
+        let err = "hacc@deep".parse::<System>().unwrap_err();
+        assert!(err.contains("tree depth after @"), "{err}");
         let err = "lard/everywhere".parse::<System>().unwrap_err();
         assert!(err.contains("unknown placement"), "{err}");
     }

@@ -38,7 +38,7 @@
 //! child whose parent was forgotten is placed afresh (split epochs never repeat).
 
 use crate::decayed::Decayed;
-use crate::roster::Roster;
+use crate::roster::{least_of, overloaded, Roster};
 use crate::table::TargetTable;
 use crate::{
     LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target, TargetKey,
@@ -51,6 +51,14 @@ pub const MIN_SPLIT_REQUESTS: f64 = 8.0;
 /// A child whose (decayed) count, this request included, is below this has no copies
 /// worth staying for on its parent's node.
 const MIN_HISTORY: f64 = 1.5;
+
+/// How far above its bound a node's count must be, in standard deviations of a count of
+/// its fair share (requests arrive about as a Poisson stream), before it sheds a subtree.
+pub const NOISE_SIGMAS: f64 = 3.0;
+
+/// A node that took fewer (decayed) requests than this sheds nothing: too few to tell
+/// an imbalance from chance.
+pub const MIN_BALANCE_REQUESTS: f64 = 128.0;
 
 /// The parent epoch of top-level subtrees.
 const ROOT: u64 = 0;
@@ -98,6 +106,9 @@ struct Scales<'a> {
     total: f64,
     now: Nanos,
     half_life: Nanos,
+    /// LARD's thresholds: a subtree never moves to a node they call overloaded.
+    t_low: f64,
+    t_high: f64,
 }
 
 impl Scales<'_> {
@@ -116,6 +127,14 @@ impl Scales<'_> {
         self.count(node) + extra <= factor * self.fair(node)
     }
 
+    /// Whether `node` is above `factor` × its fair share by more than chance would put it
+    /// there ([`NOISE_SIGMAS`] standard deviations of a count that large), so routers
+    /// that see alike traffic do not move subtrees on the noise of their few requests.
+    fn overloaded(&self, node: NodeId, factor: f64) -> bool {
+        let (count, fair) = (self.count(node), self.fair(node));
+        count >= MIN_BALANCE_REQUESTS && count > factor * fair + NOISE_SIGMAS * fair.sqrt()
+    }
+
     /// `node`'s count with `extra` more over its fair share (infinite with no share).
     fn relative(&self, node: NodeId, extra: f64) -> f64 {
         let fair = self.fair(node);
@@ -130,7 +149,13 @@ impl Scales<'_> {
     /// candidate that stays within `factor` with it, per router the node that would be
     /// least loaded relative to its share if that one fits.
     fn room(&self, key: TargetKey, count: f64, factor: f64, skip: NodeId) -> Option<NodeId> {
-        let open = |n: &NodeId| *n != skip && self.roster.is_eligible(*n);
+        let eligible = self.roster.eligible().iter().copied();
+        let least = least_of(eligible, self.view).map_or(0.0, |(_, load)| load);
+        let open = |n: &NodeId| {
+            *n != skip
+                && self.roster.is_eligible(*n)
+                && !overloaded(self.view.load(*n), least, self.t_low, self.t_high)
+        };
         if let Some(candidates) = self.roster.candidates(key, self.view) {
             return candidates
                 .as_slice()
@@ -168,6 +193,19 @@ impl Hacc {
             reassignments: 0,
             splits: 0,
             merges: 0,
+        }
+    }
+
+    fn scales<'a>(&'a self, view: &'a LoadView, total: f64, now: Nanos) -> Scales<'a> {
+        Scales {
+            roster: &self.roster,
+            view,
+            nodes: &self.nodes,
+            total,
+            now,
+            half_life: self.half_life,
+            t_low: self.t_low,
+            t_high: self.t_high,
         }
     }
 
@@ -224,12 +262,12 @@ impl Policy for Hacc {
                 s.node = None;
                 s.split = false;
             }
-            let scales =
-                Scales { roster: &self.roster, view, nodes: &self.nodes, total, now, half_life };
-            let eligible = |n: &NodeId| self.roster.is_eligible(*n);
             if s.split {
-                let cold =
-                    s.node.filter(eligible).is_some_and(|n| count < self.merge * scales.fair(n));
+                let fair = s
+                    .node
+                    .filter(|&n| self.roster.is_eligible(n))
+                    .map(|n| self.scales(view, total, now).fair(n));
+                let cold = fair.is_some_and(|fair| count < self.merge * fair);
                 if !finest && !cold {
                     parent = Some((s.epoch, s.node));
                     *self.table.get_mut(key).expect("entry above") = s;
@@ -238,17 +276,17 @@ impl Policy for Hacc {
                 s.split = false;
                 self.merges += 1;
             }
-            let mut node = match s.node.filter(eligible) {
+            let mut node = match s.node.filter(|&n| self.roster.is_eligible(n)) {
                 Some(n) => n,
                 None => {
                     // A child requested before stays on its parent's node (where its
                     // copies are) while that node is within the balance; a child never
                     // requested, like a top subtree, goes where every router would put it.
-                    let inherited = parent
-                        .and_then(|p| p.1)
-                        .filter(|_| count >= MIN_HISTORY)
-                        .filter(eligible)
-                        .filter(|&n| scales.fits(n, 0.0, self.balance));
+                    let inherited = parent.and_then(|p| p.1).filter(|&n| {
+                        count >= MIN_HISTORY
+                            && self.roster.is_eligible(n)
+                            && self.scales(view, total, now).fits(n, 0.0, self.balance)
+                    });
                     match inherited {
                         Some(n) => n,
                         None => {
@@ -263,9 +301,12 @@ impl Policy for Hacc {
                     }
                 }
             };
-            let scales =
-                Scales { roster: &self.roster, view, nodes: &self.nodes, total, now, half_life };
-            if !finest && count >= MIN_SPLIT_REQUESTS && count > self.split * scales.fair(node) {
+            let (hot, overloaded) = {
+                let scales = self.scales(view, total, now);
+                let hot = count >= MIN_SPLIT_REQUESTS && count > self.split * scales.fair(node);
+                (hot, scales.overloaded(node, self.balance))
+            };
+            if !finest && hot {
                 s.split = true;
                 s.node = Some(node);
                 s.epoch = self.fresh_epoch();
@@ -274,9 +315,11 @@ impl Policy for Hacc {
                 *self.table.get_mut(key).expect("entry above") = s;
                 continue;
             }
-            if !scales.fits(node, 0.0, self.balance) {
+            if overloaded {
                 let target_factor = (1.0 + self.balance) / 2.0;
-                if let Some(to) = scales.room(key, count, target_factor, node) {
+                if let Some(to) =
+                    self.scales(view, total, now).room(key, count, target_factor, node)
+                {
                     self.nodes[node.index()].add(-count, now, half_life);
                     self.nodes[to.index()].add(count, now, half_life);
                     self.reassignments += 1;

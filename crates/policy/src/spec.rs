@@ -173,9 +173,9 @@ impl PolicySpec {
             balance_factor: 1.25,
             table_cap: 1 << 20,
             shrink_after: 20 * SECOND,
-            hacc_split: 0.5,
-            hacc_merge: 0.125,
-            hacc_balance: 1.25,
+            hacc_split: 0.25,
+            hacc_merge: 0.0625,
+            hacc_balance: 1.1,
             hacc_max_depth: crate::TREE_LEVELS,
             hacc_half_life: SECOND,
             classes: Vec::new(),
@@ -219,9 +219,8 @@ impl PolicySpec {
         if self.table_cap == 0 {
             return bad("table_cap must be at least 1");
         }
-        if !(self.hacc_merge > 0.0 && self.hacc_merge < self.hacc_split)
-            || !self.hacc_split.is_finite()
-        {
+        let merge_below_split = self.hacc_merge > 0.0 && self.hacc_merge < self.hacc_split;
+        if !(merge_below_split && self.hacc_split.is_finite()) {
             return bad("hacc_merge must be above 0 and below hacc_split");
         }
         let heat = &self.heat;

@@ -34,7 +34,8 @@ pub struct Args {
     trace: Option<PathBuf>,
     /// Front-ends, comma separated: larder route policies (rr, wrr, least, hash, bounded,
     /// lard, lard-r, hacc, class; lard, lard-r and hacc place targets alike on every
-    /// router, and POLICY/per-router keeps each router's own table instead), haproxy,
+    /// router, POLICY/per-router keeps each router's own table instead, and hacc@N fixes
+    /// HACC's subtrees at N directory levels), haproxy,
     /// nginx [default: wrr,least,hash,bounded,lard,lard-r,hacc,haproxy,nginx; classes:
     /// rr,class]. An anchor that is not installed is skipped with a warning.
     #[arg(long, value_delimiter = ',')]

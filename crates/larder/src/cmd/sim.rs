@@ -114,7 +114,7 @@ pub struct Args {
     /// `lard-r`: a server set unchanged this long loses a node [default: 20].
     #[arg(long, value_name = "SECONDS")]
     pub shrink_after_secs: Option<f64>,
-    /// `hacc`: split a subtree above this times its node's fair share of requests [default: 0.5].
+    /// `hacc`: split a subtree above this times its node's fair share of requests [default: 0.25].
     #[arg(long, value_name = "FACTOR")]
     pub hacc_split: Option<f64>,
     /// lard, lard-r, hacc: "shared" placement (alike on every front-end, from node names

@@ -71,6 +71,10 @@ impl Nodes {
         c.policy.placement = placement.to_string();
         c.load.poll_ms = 20;
         c.timeouts.drain_ms = 5_000;
+        // One subtree per target directory (`/dN/`), whose copies the nodes' digests list:
+        // adaptive subtrees start from the root on a router's own counts, and a late
+        // router would not follow the holders until it has split them.
+        c.mapping.tree_depth = Some(1);
         c
     }
 
