@@ -75,6 +75,14 @@ impl Nodes {
         // adaptive subtrees start from the root on a router's own counts, and a late
         // router would not follow the holders until it has split them.
         c.mapping.tree_depth = Some(1);
+        // The nodes have just started, so their warmths rise while the routers place
+        // targets, and each router sees them at its own poll: two routers agree on first
+        // choices from the same view, which here means warm nodes.
+        c.policy.warmup_max_ms = 0;
+        // Likewise the CPU figures each router polls at its own moment: on a busy machine
+        // they could call a node overloaded for one router and not the other.
+        c.load.w_cpu = 0.0;
+        c.load.w_disk = 0.0;
         c
     }
 
@@ -118,6 +126,8 @@ async fn two_routers_send_a_target_to_the_same_node() {
     for kind in POLICIES {
         let a = RunningRouter::start(nodes.router_config(kind, "shared")).await;
         let b = RunningRouter::start(nodes.router_config(kind, "shared")).await;
+        wait_for_capacities(&a, 3).await;
+        wait_for_capacities(&b, 3).await;
         assert_eq!(disagreements(&a, &b).await, 0, "{kind}: shared placement");
         let stats = admin_json(a.admin, "/stats").await;
         assert_eq!(stats["placement"]["mode"], "shared");
@@ -132,6 +142,25 @@ async fn two_routers_send_a_target_to_the_same_node() {
         b.stop().await;
     }
     nodes.stop();
+}
+
+/// Wait (bounded) until `router` has every node's cache capacity from its load report:
+/// shared first choices weigh capacities, so two routers agree once both know them all.
+async fn wait_for_capacities(router: &RunningRouter, nodes: usize) {
+    for _ in 0..400 {
+        let stats = admin_json(router.admin, "/stats").await;
+        let known = stats["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["cache_capacity_bytes"].as_u64().is_some_and(|c| c > 0))
+            .count();
+        if known == nodes {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the router never got the nodes' cache capacities");
 }
 
 /// Wait (bounded) until `router` has folded every node's holdings with at least `keys`
