@@ -28,6 +28,7 @@
 //! - `workload`: what the nodes serve and the request streams.
 //! - `measure`: one front-end on one workload: fresh nodes, front-end, load, figures.
 //! - `results`: rows, tables, claims, JSON and charts.
+//! - `grouping`: runs by workload or scenario, then by system, for the tables.
 //! - `experiment`: the runner ([`experiment::run`]).
 //! - `scenario`: the churn experiment's scenarios (a flash crowd, a node added, …).
 //! - `churn`: one run of a scenario on real processes.
@@ -52,6 +53,7 @@ pub mod error;
 #[allow(unsafe_code)]
 pub mod experiment;
 pub mod front;
+pub mod grouping;
 pub mod launcher;
 pub mod load_report;
 pub mod measure;

@@ -50,27 +50,15 @@ pub struct Row {
 }
 
 /// Rows of one (workload, connections) group, by system in first-seen order.
-type Group<'a> = Vec<(&'a str, Vec<&'a Row>)>;
+type Group<'a> = crate::grouping::BySystem<'a, Row>;
 
 /// Rows by (workload, connections), in first-seen order.
 pub fn groups(rows: &[Row]) -> Vec<((String, String), Group<'_>)> {
-    let mut out: Vec<((String, String), Group<'_>)> = Vec::new();
-    for row in rows {
-        let key = (row.workload.clone(), row.connections.clone());
-        let at = match out.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
-            None => {
-                out.push((key, Vec::new()));
-                out.len() - 1
-            }
-        };
-        let systems = &mut out[at].1;
-        match systems.iter_mut().find(|(s, _)| *s == row.system) {
-            Some((_, runs)) => runs.push(row),
-            None => systems.push((&row.system, vec![row])),
-        }
-    }
-    out
+    crate::grouping::by_key_then_system(
+        rows,
+        |r| (r.workload.clone(), r.connections.clone()),
+        |r| r.system.as_str(),
+    )
 }
 
 /// The median of `f` over `runs` (the lower middle for an even count, so it is a value

@@ -148,26 +148,11 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// One scenario's timelines by system, in first-seen order.
-type Systems<'a> = Vec<(&'a str, Vec<&'a Timeline>)>;
+type Systems<'a> = crate::grouping::BySystem<'a, Timeline>;
 
 /// Timelines by scenario, then system, in first-seen order.
 fn by_scenario(runs: &[Timeline]) -> Vec<(&str, Systems<'_>)> {
-    let mut out: Vec<(&str, Systems<'_>)> = Vec::new();
-    for t in runs {
-        let at = match out.iter().position(|(s, _)| *s == t.scenario) {
-            Some(i) => i,
-            None => {
-                out.push((&t.scenario, Vec::new()));
-                out.len() - 1
-            }
-        };
-        let systems = &mut out[at].1;
-        match systems.iter_mut().find(|(s, _)| *s == t.system) {
-            Some((_, v)) => v.push(t),
-            None => systems.push((&t.system, vec![t])),
-        }
-    }
-    out
+    crate::grouping::by_key_then_system(runs, |t| t.scenario.as_str(), |t| t.system.as_str())
 }
 
 /// Median over rounds of `f`, None-safe: a round without a value counts as infinite, so a

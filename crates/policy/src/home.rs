@@ -248,20 +248,12 @@ mod tests {
             .collect();
         let name_of = |ns: &[NodeState], id: NodeId| ns.iter().find(|n| n.id == id).unwrap().name;
         let r = homes(&reversed);
+        let names = |homes: &Homes, ns: &[NodeState], k: u64| -> Vec<u64> {
+            let order = homes.candidates(TargetKey(k), &v);
+            order.as_slice().iter().map(|&n| name_of(ns, n)).collect()
+        };
         for k in 0..200 {
-            let a: Vec<u64> = h
-                .candidates(TargetKey(k), &v)
-                .as_slice()
-                .iter()
-                .map(|&n| name_of(&nodes, n))
-                .collect();
-            let b: Vec<u64> = r
-                .candidates(TargetKey(k), &v)
-                .as_slice()
-                .iter()
-                .map(|&n| name_of(&reversed, n))
-                .collect();
-            assert_eq!(a, b);
+            assert_eq!(names(&h, &nodes, k), names(&r, &reversed, k));
         }
         let room = |load: f64| load <= 65.0;
         assert!(homes(&[]).choose(TargetKey(1), &LoadView::new(0), room, |_| false).is_none());

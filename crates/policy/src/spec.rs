@@ -197,9 +197,10 @@ impl PolicySpec {
 
     /// Whether a node that joins or comes back takes its share of the targets as its
     /// reported hit ratio rises ([`crate::warmup`]): shared first choices weighed by
-    /// warmth, i.e. a policy that places targets with shared placement.
+    /// warmth: the same policies that read holdings, those that place targets with
+    /// shared placement.
     pub fn warms_nodes_up(&self) -> bool {
-        self.places_targets() && self.placement.is_shared()
+        self.reads_holdings()
     }
 
     /// Whether the policy places targets from what nodes report they hold.
