@@ -31,7 +31,11 @@
 # larder binary, e.g. a build of an earlier commit: part 1 then runs it too, in every pair
 # beside the two others, and prints the median ratios larder/baseline, so a change is
 # judged against its parent in one run on one machine), BASELINE_ARGS (more flags for
-# the baseline: the same binary twice then compares two settings). Installs haproxy, nginx and wrk
+# the baseline: the same binary twice then compares two settings), FLOOR (1: also run
+# the relay floor in every pair, HAProxy in `mode tcp` with one server connection per
+# client connection, which forwards bytes without reading HTTP at all: the least any
+# proxy that sends each request over its own exchange with the back-end can cost here;
+# its ratio to HAProxy is the most a proxy of that kind can gain on this machine; 0: off). Installs haproxy, nginx and wrk
 # with apt-get when missing. Touches only loopback. The machine may be shared with other
 # work: figures are noisy, which is why runs alternate, medians are reported and each
 # pair prints the load average.
@@ -54,6 +58,7 @@ ROUTE_ARGS=${ROUTE_ARGS:-}
 BASELINE_ARGS=${BASELINE_ARGS:-}
 THROUGHPUT_ONLY=${THROUGHPUT_ONLY:-0}
 HAPROXY_SPLICE=${HAPROXY_SPLICE:-1}
+FLOOR=${FLOOR:-1}
 if [ "$HAPROXY_SPLICE" = 1 ]; then HAPROXY_OPTIONS="option splice-auto"; else HAPROXY_OPTIONS=""; fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -110,6 +115,7 @@ NGINX_WORKER=$(pgrep -P "$(cat "$WORK/nginx.pid")" | head -1)
 # start_proxies N: larder route (and the baseline, if any) with N threads and HAProxy
 # with nbthread N, on fresh ports; sets RPORT/ROUTE_PID, HPORT/HAPROXY_PID, BPORT/BASE_PID.
 start_proxies() {
+    EXTRAS=()
     RPORT=$(free_port)
     # shellcheck disable=SC2086
     "$LARDER" route --listen "127.0.0.1:$RPORT" --node "127.0.0.1:$NPORT" --policy "$POLICY" \
@@ -125,6 +131,7 @@ start_proxies() {
         BASE_PID=$!
         PIDS+=("$BASE_PID")
         wait_port "$BPORT"
+        EXTRAS+=("baseline $BPORT $BASE_PID")
     fi
     HPORT=$(free_port)
     cat >"$WORK/haproxy.cfg" <<CONF
@@ -150,11 +157,33 @@ CONF
     HAPROXY_PID=$!
     PIDS+=("$HAPROXY_PID")
     wait_port "$HPORT"
+    if [ "$FLOOR" = 1 ]; then
+        FPORT=$(free_port)
+        cat >"$WORK/floor.cfg" <<CONF
+global
+    nbthread $1
+    maxconn 4096
+defaults
+    mode tcp
+    $HAPROXY_OPTIONS
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+listen floor
+    bind 127.0.0.1:$FPORT
+    server n1 127.0.0.1:$NPORT
+CONF
+        "$HAPROXY" -f "$WORK/floor.cfg" -db >"$WORK/floor.log" 2>&1 &
+        FLOOR_PID=$!
+        PIDS+=("$FLOOR_PID")
+        wait_port "$FPORT"
+        EXTRAS+=("floor $FPORT $FLOOR_PID")
+    fi
 }
 
 stop_proxies() {
     local p
-    for p in "$ROUTE_PID" "$HAPROXY_PID" ${BASE_PID:-}; do
+    for p in "$ROUTE_PID" "$HAPROXY_PID" ${BASE_PID:-} ${FLOOR_PID:-}; do
         kill -TERM "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
     done
@@ -163,6 +192,9 @@ stop_proxies() {
 echo "machine: $(nproc) cores; back-end nginx 127.0.0.1:$NPORT; $("$HAPROXY" -v | head -1)"
 echo "larder route --policy $POLICY $ROUTE_ARGS${LARDER_BASELINE:+; baseline $LARDER_BASELINE}"
 echo "haproxy: balance uri, hash-type consistent${HAPROXY_OPTIONS:+, $HAPROXY_OPTIONS}"
+if [ "$FLOOR" = 1 ]; then
+    echo "floor: haproxy mode tcp (bytes forwarded, no HTTP read), one server connection per client"
+fi
 echo "wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s --latency, keep-alive; $PAIRS pairs per size"
 
 # CPU seconds (user + system) a process has used so far, all its threads.
@@ -258,15 +290,14 @@ for threads in $THREADS; do
     echo
     echo "== $threads thread(s): larder route :$RPORT, haproxy nbthread $threads :$HPORT"
     # Warm every path (connections, caches) before measuring.
-    for port in "$RPORT" "$HPORT" ${BPORT:-}; do
+    for port in "$RPORT" "$HPORT" ${BPORT:-} ${FPORT:-}; do
         wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$port/1.bin" >/dev/null
     done
     for kb in $SIZES; do
         FILE=$kb.bin
         RESULTS="$WORK/pairs-$threads-$kb.txt"
-        BASELINE_RESULTS="$WORK/baseline-pairs-$threads-$kb.txt"
         : >"$RESULTS"
-        : >"$BASELINE_RESULTS"
+        rm -f "$WORK"/*-pairs-"$threads-$kb".txt "$WORK/floor-vs-haproxy-$threads-$kb.txt"
         for pair in $(seq 1 "$PAIRS"); do
             A=$(run_wrk "$RPORT" "$ROUTE_PID")
             B=$(run_wrk "$HPORT" "$HAPROXY_PID")
@@ -276,18 +307,24 @@ for threads in $THREADS; do
                 "$threads" "$kb" "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_cs" "$a_ngx" "$a_wrk" "$a_cores" \
                 "$b_rps" "$b_p99" "$b_cpu" "$b_cs" "$b_ngx" "$b_wrk" "$b_cores" "$(cut -d' ' -f1 /proc/loadavg)"
             echo "$A $B" >>"$RESULTS"
-            if [ -n "${LARDER_BASELINE:-}" ]; then
-                C=$(run_wrk "$BPORT" "$BASE_PID")
+            for extra in ${EXTRAS[@]+"${EXTRAS[@]}"}; do
+                read -r label port pid <<<"$extra"
+                C=$(run_wrk "$port" "$pid")
                 read -r c_rps c_p99 c_cpu c_cs c_ngx c_wrk c_cores <<<"$C"
-                printf "t%s %5s KB pair %d: baseline %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores)\n" \
-                    "$threads" "$kb" "$pair" "$c_rps" "$c_p99" "$c_cpu" "$c_cs" "$c_ngx" "$c_wrk" "$c_cores"
-                echo "$A $C" >>"$BASELINE_RESULTS"
-            fi
+                printf "t%s %5s KB pair %d: %s %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores)\n" \
+                    "$threads" "$kb" "$pair" "$label" "$c_rps" "$c_p99" "$c_cpu" "$c_cs" "$c_ngx" "$c_wrk" "$c_cores"
+                echo "$A $C" >>"$WORK/$label-pairs-$threads-$kb.txt"
+                if [ "$label" = floor ]; then echo "$C $B" >>"$WORK/floor-vs-haproxy-$threads-$kb.txt"; fi
+            done
         done
         echo "t$threads $kb KB:"
         median_ratios "$RESULTS" "larder/haproxy"
-        if [ -n "${LARDER_BASELINE:-}" ]; then
-            median_ratios "$BASELINE_RESULTS" "larder/baseline"
+        for extra in ${EXTRAS[@]+"${EXTRAS[@]}"}; do
+            read -r label _ _ <<<"$extra"
+            median_ratios "$WORK/$label-pairs-$threads-$kb.txt" "larder/$label"
+        done
+        if [ -s "$WORK/floor-vs-haproxy-$threads-$kb.txt" ]; then
+            median_ratios "$WORK/floor-vs-haproxy-$threads-$kb.txt" "floor/haproxy"
         fi
     done
     stop_proxies

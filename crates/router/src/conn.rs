@@ -30,6 +30,7 @@ use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
 use crate::stats::Answered;
+use crate::turn;
 use crate::upstream::Pooled;
 
 /// Output capacity a connection keeps between requests: room for a response head.
@@ -546,6 +547,7 @@ impl<S: ClientIo> Connection<S> {
         // so does a node that stops taking it (it may have answered before it closed).
         let has_body = req.framing != BodyFraming::Empty;
         let mut first = [0u8; 1];
+        turn::after_this_turns_reads(cfg.write_batching).await;
         let relayed = if has_body {
             let (watch, mut to_node) = upstream.watch_while_writing(&mut first);
             let (client, out) = (&mut self.client_buf, &mut self.out);
@@ -668,6 +670,7 @@ impl<S: ClientIo> Connection<S> {
             max_bytes: 0,
             splice_from: cfg.limits.splice_min_bytes,
         };
+        turn::after_this_turns_reads(cfg.write_batching).await;
         let relayed = body::relay(
             &mut sent.upstream,
             &mut self.upstream_buf,

@@ -19,6 +19,8 @@
 //! - `stats`, `ewma`: per-node counters and the time-decayed latency average.
 //! - `hot`: the bounded hot-target counter behind `/targets` (its own lock).
 //! - `upstream`: per-node pools of idle keep-alive connections.
+//! - `turn`: writes wait for the reads of the same event-loop turn, so the node and the
+//!   client each wake once for a batch.
 //! - `background`: the loops off the request path: health checks and ticker, the load
 //!   monitor (`monitor` reads the nodes' load reports), the access-log flush.
 //! - `probe`: the tiny HTTP client the background loops use.
@@ -73,6 +75,7 @@ mod probe;
 mod splice;
 mod stats;
 mod tls;
+mod turn;
 mod upstream;
 
 use std::future::Future;

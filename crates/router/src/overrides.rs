@@ -71,6 +71,10 @@ pub struct Overrides {
     /// Bind --listen with SO_REUSEPORT, so several routers share the address.
     #[cfg_attr(feature = "clap", arg(long))]
     pub reuseport: bool,
+    /// Write each request and response as soon as it is read, instead of after the other
+    /// reads of the same event-loop turn (config `write_batching = false`).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub no_write_batching: bool,
     /// Access log: a file, or "-" for stdout.
     #[cfg_attr(feature = "clap", arg(long))]
     pub access_log: Option<String>,
@@ -150,6 +154,7 @@ impl Overrides {
         c.router_header |= self.router_header;
         set(&mut c.name, &self.name);
         c.reuseport |= self.reuseport;
+        c.write_batching &= !self.no_write_batching;
         set(&mut c.access_log, &self.access_log);
         if !self.nodes_dns.is_empty() || !self.nodes_srv.is_empty() {
             c.discovery.dns = self.nodes_dns.iter().chain(&self.nodes_srv).cloned().collect();
