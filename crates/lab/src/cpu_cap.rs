@@ -311,9 +311,10 @@ fn enable_cpu(dir: &Path) -> Result<()> {
     }
     fs::write(&file, "+cpu").map_err(|e| {
         LabError::Invalid(format!(
-            "--node-cpu-share: cannot enable the cpu controller in {}: {e} (cgroup v2 allows \
-             it only in a cgroup without processes of its own, by a user allowed to write \
-             there: run larder as root in a cgroup of its own, e.g. under systemd-run --scope)",
+            "--node-cpu-share: cannot enable the cpu controller in {}: {e} (cgroup v2 gives \
+             a cgroup's children a controller only while the cgroup itself holds no \
+             process, the root cgroup excepted: run larder as root from the root cgroup, or \
+             from a cgroup whose other processes live in its children)",
             file.display()
         ))
     })
