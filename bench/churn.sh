@@ -11,6 +11,11 @@
 #
 #   bash bench/churn.sh                      # both parts, one round (about 15 minutes)
 #   PARTS=flash ROUNDS=3 bash bench/churn.sh
+#   NODE_CPU_SHARE=0.25 PARTS=flash bash bench/churn.sh   # each node capped at 1/4 core
+#
+# NODE_CPU_SHARE caps every node process's CPU time at that share of one core (a cgroup
+# per node; needs root), emulating nodes on machines of their own: without it the nodes,
+# router and load generator share every core and no single node becomes a bottleneck.
 #
 # Writes table.md, timeline.json, timeline.csv and SVG line charts per part under $OUT
 # (default bench/results/churn). Installs haproxy and nginx with apt-get when missing.
@@ -30,6 +35,9 @@ ensure_tools haproxy nginx
 LARDER=$(larder_binary "$ROOT")
 COMMON=(--rounds "$ROUNDS" --warmup "$WARMUP" --duration "$DURATION" --cache-mb "$CACHES"
     --haproxy "$(tool_path haproxy)" --nginx "$(tool_path nginx)")
+if [ -n "${NODE_CPU_SHARE:-}" ]; then
+    COMMON+=(--node-cpu-share "$NODE_CPU_SHARE")
+fi
 
 for part in $PARTS; do
     case "$part" in

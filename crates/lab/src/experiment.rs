@@ -9,10 +9,12 @@
 //! to `<out>/logs/<run>/<child>.log`.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::child::{self, Logs};
 use crate::churn::ChurnRun;
+use crate::cpu_cap::{CpuShare, NodeCgroups};
 use crate::error::{Context, LabError, Result};
 use crate::launcher::{larder_exe, Launcher};
 use crate::measure::{self, RunSpec};
@@ -43,7 +45,9 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     }
     let run_dir = RunDir::create("experiment")?;
     let logs = Logs::new(plan.out.join("logs"), plan.verbose)?;
-    let launcher = Launcher { exe, signals, logs, grace: STOP_GRACE };
+    // Dropped after every node it capped has stopped: its cgroups go with it.
+    let node_cpu = setup.node_cpu.map(NodeCgroups::create).transpose()?.map(Arc::new);
+    let launcher = Launcher { exe, signals, logs, grace: STOP_GRACE, node_cpu };
     let store_root = store::root(plan.store_dir.as_deref())?;
     let all_cache: u64 = plan.cache_mb.iter().sum::<u64>() << 20;
     let sizing = Sizing {
@@ -58,9 +62,16 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     if let Some(origin) = &setup.origin {
         origin_link::prepare(plan.origin_link.as_ref(), origin.addr.port())?;
     }
-    let header = describe(plan, &setup);
+    let header = describe(plan, &setup, launcher.node_cpu.as_deref());
     println!("{header}");
+    let shape = RunShape {
+        cpus: online_cpus(),
+        cache_mb: plan.cache_mb.clone(),
+        users: plan.users,
+        node_cpu_share: setup.node_cpu.map(CpuShare::get),
+    };
     if plan.kind == Kind::Churn {
+        shape.write(&plan.out)?;
         return churn(plan, &setup, &launcher, run_dir.path(), &sizing, &store_root, &header);
     }
     let mut rows = Vec::new();
@@ -133,8 +144,6 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
         }
     }
     results::write(&plan.out, &rows, baseline, &header, &claims)?;
-    let shape =
-        RunShape { cpus: online_cpus(), cache_mb: plan.cache_mb.clone(), users: plan.users };
     shape.write(&plan.out)?;
     println!("\nwrote {}/table.md, rows.json, shape.json and SVG charts", plan.out.display());
     if stopped {
@@ -229,7 +238,10 @@ fn churn(
         }
     }
     timeline::write(&plan.out, &timelines, header, &claims)?;
-    println!("\nwrote {}/table.md, timeline.json, timeline.csv and SVG charts", plan.out.display());
+    println!(
+        "\nwrote {}/table.md, timeline.json, timeline.csv, shape.json and SVG charts",
+        plan.out.display()
+    );
     if stopped {
         return Err(LabError::Invalid(
             "interrupted; the runs above were measured before the stop".into(),
@@ -257,7 +269,7 @@ fn online_cpus() -> u32 {
 }
 
 /// The machine and settings, as the head of the table.
-fn describe(plan: &ExperimentPlan, setup: &Setup) -> String {
+fn describe(plan: &ExperimentPlan, setup: &Setup, node_cpu: Option<&NodeCgroups>) -> String {
     let cpus = online_cpus();
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -270,6 +282,9 @@ fn describe(plan: &ExperimentPlan, setup: &Setup) -> String {
         let cpus: Vec<String> =
             setup.nodes.iter().map(|n| n.cpu.map_or("-".into(), |c| c.to_string())).collect();
         pinned = format!(", pinned to CPUs {}", cpus.join("/"));
+    }
+    if let Some(cgroups) = node_cpu {
+        pinned.push_str(&format!(", {}", cgroups.describe()));
     }
     if let Some(c) = setup.router.cpu {
         pinned.push_str(&format!("; front-end and load generator on CPU {c}"));

@@ -3,9 +3,11 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::child::Logs;
+use crate::cpu_cap::NodeCgroups;
 use crate::error::{Context, Result};
 use crate::signals::Signals;
 
@@ -17,6 +19,9 @@ pub struct Launcher {
     pub logs: Logs,
     /// How long a stopped process gets to exit before it is killed.
     pub grace: Duration,
+    /// Where node processes are capped to a share of a core, the run's cgroups (removed
+    /// when the last launcher holding them is dropped).
+    pub node_cpu: Option<Arc<NodeCgroups>>,
 }
 
 /// `requested`, or a free port on 127.0.0.1. A process that reports only one address

@@ -10,6 +10,7 @@
 //! - `probe`: "does it answer?" — one HTTP GET retried until a deadline.
 //! - `load_report`: what a node's load report says.
 //! - `cpu_time`: CPU seconds of a process, from /proc.
+//! - `cpu_cap`: each node's CPU time capped at a share of a core, with a cgroup per node.
 //! - `run_dir`: a temporary directory for one run's files.
 //! - `launcher`: what every started process shares; free ports.
 //!
@@ -40,13 +41,16 @@
 //! - `error`: [`LabError`].
 
 // `unsafe` only in the modules marked `allow(unsafe_code)` below: process signals,
-// PR_SET_PDEATHSIG for children, and sysconf, which the standard library does not wrap.
+// PR_SET_PDEATHSIG for children, a child joining its cgroup before exec, and sysconf,
+// which the standard library does not wrap.
 #![deny(unsafe_code)]
 
 pub mod anchors;
 #[allow(unsafe_code)]
 pub mod child;
 pub mod churn;
+#[allow(unsafe_code)]
+pub mod cpu_cap;
 #[allow(unsafe_code)]
 pub mod cpu_time;
 pub mod error;

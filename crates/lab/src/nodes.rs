@@ -111,6 +111,9 @@ fn spawn(
     if let Some(cpu) = spec.cpu {
         child::pin(&mut cmd, cpu);
     }
+    if let Some(cgroups) = &launcher.node_cpu {
+        cgroups.confine(name, &mut cmd)?;
+    }
     child::spawn(
         name,
         cmd,

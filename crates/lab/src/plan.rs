@@ -9,7 +9,8 @@ use std::time::Duration;
 use bench::RampSpec;
 
 use crate::anchors::{Anchor, Tools};
-use crate::error::{invalid, Result};
+use crate::cpu_cap::CpuShare;
+use crate::error::{invalid, LabError, Result};
 use crate::front::{RouterSetup, System};
 use crate::launcher::local_address;
 use crate::nodes::NodeSpec;
@@ -94,6 +95,8 @@ pub struct ExperimentPlan {
     /// Node i's CPU (empty: the kind's default).
     pub pin: Vec<usize>,
     pub pin_front: Option<usize>,
+    /// Cap every node process's CPU time at this share of one core (None: no cap).
+    pub node_cpu_share: Option<f64>,
     /// Static data set, or all dynamic views together [default: 3/4 of all caches].
     pub dataset_mb: Option<u64>,
     pub file_size: u64,
@@ -152,6 +155,7 @@ impl Default for ExperimentPlan {
             cache_mb: vec![16, 16, 8, 8],
             pin: Vec::new(),
             pin_front: None,
+            node_cpu_share: None,
             dataset_mb: None,
             file_size: 16 << 10,
             alpha: 0.8,
@@ -190,6 +194,8 @@ pub struct Setup {
     pub tools: Tools,
     pub router: RouterSetup,
     pub nodes: Vec<NodeSpec>,
+    /// Every node's CPU cap, checked.
+    pub node_cpu: Option<CpuShare>,
     pub workloads: Vec<WorkloadKind>,
     pub systems: Vec<System>,
     pub client_threads: usize,
@@ -248,6 +254,10 @@ impl ExperimentPlan {
         if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
             invalid!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
         }
+        let node_cpu = match self.node_cpu_share {
+            Some(share) => Some(CpuShare::new(share, cpus).map_err(LabError::Invalid)?),
+            None => None,
+        };
         if self.routers.is_empty() || self.routers.iter().any(|&r| r == 0 || r > MAX_FRONT_ENDS) {
             invalid!("--routers: each count must be in 1..={MAX_FRONT_ENDS}");
         }
@@ -338,6 +348,7 @@ impl ExperimentPlan {
                 .zip(pin)
                 .map(|(&cache_mb, cpu)| NodeSpec { cache_mb, cpu })
                 .collect(),
+            node_cpu,
             workloads,
             systems,
             client_threads: self.client_threads.max(1),
@@ -355,5 +366,22 @@ mod tests {
         assert_eq!(cache_weights(&[16, 16, 8, 8]), [2, 2, 1, 1]);
         assert_eq!(cache_weights(&[48, 48, 24, 24]), [2, 2, 1, 1]);
         assert_eq!(cache_weights(&[7, 5]), [7, 5]);
+    }
+
+    #[test]
+    fn node_cpu_share_is_checked() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let with = |share| ExperimentPlan { node_cpu_share: Some(share), ..Default::default() };
+        for bad in [0.0, -1.0, cpus as f64 + 0.5, f64::NAN] {
+            let Err(e) = with(bad).setup() else { panic!("{bad} was accepted") };
+            assert!(e.to_string().contains("--node-cpu-share"), "{bad}: {e}");
+        }
+        let setup = with(0.25).setup().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(setup.node_cpu.map(CpuShare::get), Some(0.25));
+        assert!(ExperimentPlan::default()
+            .setup()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .node_cpu
+            .is_none());
     }
 }

@@ -1,5 +1,5 @@
 //! What the simulator fit needs to know of an experiment besides its rows — the machine's
-//! CPUs, the nodes' caches and the users — written by the experiment as `shape.json`
+//! CPUs, the nodes' caches and CPU cap, and the users — written by the experiment as `shape.json`
 //! beside `rows.json` and read back by [`crate::sim_fit`], so `table.md` stays prose for
 //! people and nobody parses it.
 
@@ -21,6 +21,9 @@ pub struct RunShape {
     pub cache_mb: Vec<u64>,
     /// Closed-loop users.
     pub users: u32,
+    /// Every node process's CPU cap, as a share of one core (None: uncapped).
+    #[serde(default)]
+    pub node_cpu_share: Option<f64>,
 }
 
 impl RunShape {
@@ -49,7 +52,12 @@ mod tests {
     fn writes_and_reads_back() {
         let dir = std::env::temp_dir().join(format!("larder-run-shape-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let shape = RunShape { cpus: 2, cache_mb: vec![16, 16, 8, 8], users: 32 };
+        let shape = RunShape {
+            cpus: 2,
+            cache_mb: vec![16, 16, 8, 8],
+            users: 32,
+            node_cpu_share: Some(0.25),
+        };
         shape.write(&dir).unwrap();
         assert_eq!(RunShape::read(&dir).unwrap(), shape);
         std::fs::remove_dir_all(&dir).unwrap();

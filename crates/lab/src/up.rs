@@ -118,7 +118,7 @@ impl UpConfig {
         let run_dir = RunDir::create("up")?;
         let logs = Logs::new(run_dir.path().join("logs"), self.verbose)?;
         let exe = larder_exe(None)?;
-        let launcher = Launcher { exe, signals, logs, grace: self.stop_timeout };
+        let launcher = Launcher { exe, signals, logs, grace: self.stop_timeout, node_cpu: None };
         let deadline = Instant::now() + self.start_timeout;
         let direct_io: &[String] = if self.direct_io { &["--direct-io".to_string()] } else { &[] };
         let specs = vec![NodeSpec { cache_mb: self.cache_mb, cpu: None }; usize::from(self.nodes)];

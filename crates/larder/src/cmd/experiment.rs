@@ -57,6 +57,12 @@ pub struct Args {
     /// them, as on HACC's separate machines].
     #[arg(long, value_name = "CPU")]
     pin_front: Option<usize>,
+    /// Cap every node process's CPU time at this share of one core (a Linux cgroup per
+    /// node, v1 or v2; needs root): nodes on machines of their own, emulated where nodes
+    /// outnumber cores, so a node with more work than its share becomes the bottleneck it
+    /// would be. E.g. 0.25 on 2 cores: 4 nodes share one, the front-end and load the other.
+    #[arg(long, value_name = "SHARE")]
+    node_cpu_share: Option<f64>,
     /// Static data set, or all dynamic views together, in MiB [default: 3/4 of all caches].
     #[arg(long, value_name = "MB")]
     dataset_mb: Option<u64>,
@@ -184,6 +190,7 @@ impl Args {
             cache_mb: self.cache_mb,
             pin: self.pin,
             pin_front: self.pin_front,
+            node_cpu_share: self.node_cpu_share,
             dataset_mb: self.dataset_mb,
             file_size: self.file_size,
             alpha: self.alpha,
