@@ -35,7 +35,8 @@
 # the relay floor in every pair, HAProxy in `mode tcp` with one server connection per
 # client connection, which forwards bytes without reading HTTP at all: the least any
 # proxy that sends each request over its own exchange with the back-end can cost here;
-# its ratio to HAProxy is the most a proxy of that kind can gain on this machine; 0: off). Installs haproxy, nginx and wrk
+# its ratio to HAProxy is the most a proxy of that kind can gain on this machine; 0: off).
+# The baseline and the floor are each set against larder and against HAProxy. Installs haproxy, nginx and wrk
 # with apt-get when missing. Touches only loopback. The machine may be shared with other
 # work: figures are noisy, which is why runs alternate, medians are reported and each
 # pair prints the load average.
@@ -134,51 +135,47 @@ start_proxies() {
         EXTRAS+=("baseline $BPORT $BASE_PID")
     fi
     HPORT=$(free_port)
-    cat >"$WORK/haproxy.cfg" <<CONF
-global
-    nbthread $1
-    maxconn 4096
-defaults
-    mode http
-    option http-keep-alive
-    $HAPROXY_OPTIONS
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-frontend f
+    start_haproxy haproxy "$1" http "$HPORT" "frontend f
     bind 127.0.0.1:$HPORT
     default_backend nodes
 backend nodes
     balance uri
     hash-type consistent
-    server n1 127.0.0.1:$NPORT
-CONF
-    "$HAPROXY" -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
-    HAPROXY_PID=$!
-    PIDS+=("$HAPROXY_PID")
-    wait_port "$HPORT"
+    server n1 127.0.0.1:$NPORT"
+    HAPROXY_PID=$STARTED_PID
     if [ "$FLOOR" = 1 ]; then
         FPORT=$(free_port)
-        cat >"$WORK/floor.cfg" <<CONF
+        start_haproxy floor "$1" tcp "$FPORT" "listen floor
+    bind 127.0.0.1:$FPORT
+    server n1 127.0.0.1:$NPORT"
+        FLOOR_PID=$STARTED_PID
+        EXTRAS+=("floor $FPORT $FLOOR_PID")
+    fi
+}
+
+# start_haproxy NAME THREADS MODE PORT PROXIES: HAProxy from $WORK/NAME.cfg, the global
+# and defaults every HAProxy here shares, in MODE (http: keep-alive; tcp: bytes only),
+# then PROXIES, listening on PORT; sets STARTED_PID.
+start_haproxy() {
+    local name=$1 threads=$2 mode=$3 port=$4 proxies=$5 keep_alive=""
+    if [ "$mode" = http ]; then keep_alive="option http-keep-alive"; fi
+    cat >"$WORK/$name.cfg" <<CONF
 global
-    nbthread $1
+    nbthread $threads
     maxconn 4096
 defaults
-    mode tcp
+    mode $mode
+    $keep_alive
     $HAPROXY_OPTIONS
     timeout connect 5s
     timeout client 60s
     timeout server 60s
-listen floor
-    bind 127.0.0.1:$FPORT
-    server n1 127.0.0.1:$NPORT
+$proxies
 CONF
-        "$HAPROXY" -f "$WORK/floor.cfg" -db >"$WORK/floor.log" 2>&1 &
-        FLOOR_PID=$!
-        PIDS+=("$FLOOR_PID")
-        wait_port "$FPORT"
-        EXTRAS+=("floor $FPORT $FLOOR_PID")
-    fi
+    "$HAPROXY" -f "$WORK/$name.cfg" -db >"$WORK/$name.log" 2>&1 &
+    STARTED_PID=$!
+    PIDS+=("$STARTED_PID")
+    wait_port "$port"
 }
 
 stop_proxies() {
@@ -297,7 +294,7 @@ for threads in $THREADS; do
         FILE=$kb.bin
         RESULTS="$WORK/pairs-$threads-$kb.txt"
         : >"$RESULTS"
-        rm -f "$WORK"/*-pairs-"$threads-$kb".txt "$WORK/floor-vs-haproxy-$threads-$kb.txt"
+        rm -f "$WORK"/*-pairs-"$threads-$kb".txt "$WORK"/*-vs-haproxy-"$threads-$kb".txt
         for pair in $(seq 1 "$PAIRS"); do
             A=$(run_wrk "$RPORT" "$ROUTE_PID")
             B=$(run_wrk "$HPORT" "$HAPROXY_PID")
@@ -314,7 +311,7 @@ for threads in $THREADS; do
                 printf "t%s %5s KB pair %d: %s %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores)\n" \
                     "$threads" "$kb" "$pair" "$label" "$c_rps" "$c_p99" "$c_cpu" "$c_cs" "$c_ngx" "$c_wrk" "$c_cores"
                 echo "$A $C" >>"$WORK/$label-pairs-$threads-$kb.txt"
-                if [ "$label" = floor ]; then echo "$C $B" >>"$WORK/floor-vs-haproxy-$threads-$kb.txt"; fi
+                echo "$C $B" >>"$WORK/$label-vs-haproxy-$threads-$kb.txt"
             done
         done
         echo "t$threads $kb KB:"
@@ -322,10 +319,8 @@ for threads in $THREADS; do
         for extra in ${EXTRAS[@]+"${EXTRAS[@]}"}; do
             read -r label _ _ <<<"$extra"
             median_ratios "$WORK/$label-pairs-$threads-$kb.txt" "larder/$label"
+            median_ratios "$WORK/$label-vs-haproxy-$threads-$kb.txt" "$label/haproxy"
         done
-        if [ -s "$WORK/floor-vs-haproxy-$threads-$kb.txt" ]; then
-            median_ratios "$WORK/floor-vs-haproxy-$threads-$kb.txt" "floor/haproxy"
-        fi
     done
     stop_proxies
 done

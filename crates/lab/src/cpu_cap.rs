@@ -16,7 +16,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::error::{Context, LabError, Result};
@@ -153,10 +153,10 @@ pub struct NodeCgroups {
     share: CpuShare,
     bandwidth: Bandwidth,
     version: Version,
-    /// The run's cgroup.
+    /// The run's cgroup; the nodes' are its subdirectories.
     dir: PathBuf,
-    /// The nodes' cgroups made so far.
-    made: Mutex<Vec<PathBuf>>,
+    /// Node processes confined so far, numbering their cgroups.
+    confined: AtomicUsize,
 }
 
 impl NodeCgroups {
@@ -197,7 +197,7 @@ impl NodeCgroups {
             bandwidth: Bandwidth::of(share),
             version,
             dir,
-            made: Mutex::new(Vec::new()),
+            confined: AtomicUsize::new(0),
         };
         if version == Version::V2 {
             enable_cpu(&cgroups.dir)?;
@@ -224,10 +224,9 @@ impl NodeCgroups {
     /// Makes a cgroup for node `name`, capped, and has `cmd`'s process join it before it
     /// runs anything of its own.
     pub fn confine(&self, name: &str, cmd: &mut Command) -> Result<()> {
-        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = self.dir.join(format!("{name}-{}", made.len() + 1));
+        let number = self.confined.fetch_add(1, Ordering::Relaxed) + 1;
+        let dir = self.dir.join(format!("{name}-{number}"));
         fs::create_dir(&dir).map_err(|e| not_writable(&dir, e))?;
-        made.push(dir.clone());
         for (file, value) in self.version.limit_files(self.bandwidth) {
             let path = dir.join(file);
             fs::write(&path, &value)
@@ -247,11 +246,8 @@ impl Drop for NodeCgroups {
     /// Removes the nodes' cgroups and the run's. Their processes have been stopped and
     /// reaped by then; a cgroup still busy is retried briefly, then reported.
     fn drop(&mut self) {
-        let made = std::mem::take(self.made.get_mut().unwrap_or_else(|e| e.into_inner()));
-        for dir in made.iter().rev().chain([&self.dir]) {
-            if let Err(e) = remove(dir) {
-                eprintln!("larder: could not remove the cgroup {}: {e}", dir.display());
-            }
+        if let Err((dir, e)) = remove_run(&self.dir) {
+            eprintln!("larder: could not remove the cgroup {}: {e}", dir.display());
         }
     }
 }
@@ -338,14 +334,25 @@ fn remove_stale(parent: &Path) {
         if pid.parse::<u32>().is_err() || Path::new("/proc").join(pid).exists() {
             continue;
         }
-        let run = entry.path();
-        if let Ok(nodes) = fs::read_dir(&run) {
-            for node in nodes.flatten().filter(|n| n.path().is_dir()) {
-                let _ = remove(&node.path());
+        let _ = remove_run(&entry.path());
+    }
+}
+
+/// Removes a run's cgroup and its nodes' cgroups under it: the first that would not go,
+/// with why, if any.
+fn remove_run(run: &Path) -> std::result::Result<(), (PathBuf, std::io::Error)> {
+    let mut failed = None;
+    if let Ok(nodes) = fs::read_dir(run) {
+        for node in nodes.flatten().map(|n| n.path()).filter(|p| p.is_dir()) {
+            if let Err(e) = remove(&node) {
+                failed.get_or_insert((node, e));
             }
         }
-        let _ = remove(&run);
     }
+    if let Err(e) = remove(run) {
+        failed.get_or_insert((run.to_path_buf(), e));
+    }
+    failed.map_or(Ok(()), Err)
 }
 
 /// Removes one cgroup, retrying a few times while the kernel still counts an exited

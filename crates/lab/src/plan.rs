@@ -254,10 +254,11 @@ impl ExperimentPlan {
         if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
             invalid!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
         }
-        let node_cpu = match self.node_cpu_share {
-            Some(share) => Some(CpuShare::new(share, cpus).map_err(LabError::Invalid)?),
-            None => None,
-        };
+        let node_cpu = self
+            .node_cpu_share
+            .map(|share| CpuShare::new(share, cpus))
+            .transpose()
+            .map_err(LabError::Invalid)?;
         if self.routers.is_empty() || self.routers.iter().any(|&r| r == 0 || r > MAX_FRONT_ENDS) {
             invalid!("--routers: each count must be in 1..={MAX_FRONT_ENDS}");
         }
