@@ -72,7 +72,7 @@ pub fn spawn(
     logs: &Logs,
 ) -> Result<Child> {
     let parent = std::process::id() as libc::pid_t;
-    let signals = *signals;
+    let signals = signals.clone();
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // Its own process group: a terminal's Ctrl-C reaches only `larder up`, which then
     // stops the router before the nodes behind it.

@@ -108,7 +108,7 @@ impl Cluster<'_> {
 
 impl Drop for Cluster<'_> {
     fn drop(&mut self) {
-        let mut group = Group::new(self.launcher.grace, self.launcher.signals);
+        let mut group = Group::new(self.launcher.grace, self.launcher.signals.clone());
         group.children.extend(self.running.iter_mut().filter_map(Option::take));
     }
 }

@@ -1,7 +1,7 @@
 //! The headline experiments on real processes and sockets.
 //!
-//! For every workload, connection mode and round, every front-end runs in turn (A B A B):
-//! fresh nodes (cold caches) with unequal caches, the front-end in front of them, a
+//! For every workload, connection mode and round, every front-end runs in turn, the order
+//! reversed every other round (A B, B A, A B: [`round_order`]): fresh nodes (cold caches) with unequal caches, the front-end in front of them, a
 //! warm-up, a measured closed loop (or, for `classes`, two open loops), optionally the
 //! DBench ramp, then everything is stopped. Hit ratios come from the nodes' load reports,
 //! CPU time from /proc, latency and throughput from the load generator in this process.
@@ -16,6 +16,7 @@ use crate::child::{self, Logs};
 use crate::churn::ChurnRun;
 use crate::cpu_cap::{CpuShare, NodeCgroups};
 use crate::error::{Context, LabError, Result};
+use crate::front::System;
 use crate::launcher::{larder_exe, Launcher};
 use crate::measure::{self, RunSpec};
 use crate::origin_link;
@@ -28,6 +29,16 @@ use crate::signals::Signals;
 use crate::store;
 use crate::timeline;
 use crate::workload::{self, Content, Sizing, Workload, WorkloadKind};
+
+/// The runs of one round in the order they are measured: as given in even rounds,
+/// reversed in odd ones (A B, B A, A B, …). Each system then runs first as often as last,
+/// so a drift of the machine within a round (a neighbour's load, a slower stretch of the
+/// shared cores) does not always fall on the same system.
+fn round_order<T: Copy>(runs: &[T], round: u32) -> impl Iterator<Item = T> + '_ {
+    let reversed = round % 2 == 1;
+    let n = runs.len();
+    (0..n).map(move |i| runs[if reversed { n - 1 - i } else { i }])
+}
 
 /// How long stopped processes get to exit before they are killed.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -47,7 +58,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     let logs = Logs::new(plan.out.join("logs"), plan.verbose)?;
     // Dropped after every node it capped has stopped: its cgroups go with it.
     let node_cpu = setup.node_cpu.map(NodeCgroups::create).transpose()?.map(Arc::new);
-    let launcher = Launcher { exe, signals, logs, grace: STOP_GRACE, node_cpu };
+    let launcher = Launcher { exe, signals: signals.clone(), logs, grace: STOP_GRACE, node_cpu };
     let store_root = store::root(plan.store_dir.as_deref())?;
     let all_cache: u64 = plan.cache_mb.iter().sum::<u64>() << 20;
     let sizing = Sizing {
@@ -96,9 +107,12 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
             };
             for &connections in &plan.connections {
                 for round in 0..plan.rounds {
-                    for (&routers, &system) in
-                        plan.routers.iter().flat_map(|r| setup.systems.iter().map(move |s| (r, s)))
-                    {
+                    let runs: Vec<(u8, System)> = plan
+                        .routers
+                        .iter()
+                        .flat_map(|&r| setup.systems.iter().map(move |&s| (r, s)))
+                        .collect();
+                    for (routers, system) in round_order(&runs, round) {
                         if signals.stop_requested(Duration::ZERO) {
                             break 'all true;
                         }
@@ -154,7 +168,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     Ok(())
 }
 
-/// The churn experiment: every scenario, round and system (A B A B), a timeline each;
+/// The churn experiment: every scenario, round and system (A B, B A, …), a timeline each;
 /// then the table, the claims, timeline.json/.csv and the charts.
 fn churn(
     plan: &ExperimentPlan,
@@ -191,7 +205,7 @@ fn churn(
         );
         for scenario in &scenarios {
             for round in 0..plan.rounds {
-                for &system in &setup.systems {
+                for system in round_order(&setup.systems, round) {
                     if let Some(why) = scenario.unsupported(system) {
                         if round == 0 {
                             println!("  {}: skipping {system}: {why}", scenario.name);
@@ -333,4 +347,17 @@ fn progress_line(r: &Row) -> String {
         line.push_str(&format!("  static mean {s:.2} ms  dynamic mean {d:.2} ms"));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_order;
+
+    #[test]
+    fn every_other_round_runs_the_systems_in_reverse() {
+        let runs = ["a", "b", "c"];
+        let order: Vec<Vec<&str>> = (0..3).map(|r| round_order(&runs, r).collect()).collect();
+        assert_eq!(order, [vec!["a", "b", "c"], vec!["c", "b", "a"], vec!["a", "b", "c"]]);
+        assert_eq!(round_order::<u8>(&[], 1).count(), 0);
+    }
 }

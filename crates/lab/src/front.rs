@@ -159,7 +159,7 @@ pub fn start_on(
     probe_path: &str,
     deadline: Instant,
 ) -> Result<Front> {
-    let mut group = Group::new(launcher.grace, launcher.signals);
+    let mut group = Group::new(launcher.grace, launcher.signals.clone());
     let instances = instances.max(1);
     let mut admins = Vec::new();
     let mut configs = Vec::new();

@@ -1,5 +1,5 @@
 //! Measured runs grouped for tables: by a key (a workload, a scenario), then by system,
-//! both in the order first seen, which is the order the runs were measured (A B A B).
+//! both in the order first seen: the order of the first round (later rounds may reverse it).
 
 /// One key's items by system, in first-seen order.
 pub type BySystem<'a, T> = Vec<(&'a str, Vec<&'a T>)>;

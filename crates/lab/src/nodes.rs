@@ -65,7 +65,7 @@ fn start_serving(
     extra: &[String],
     deadline: Instant,
 ) -> Result<Option<Nodes>> {
-    let signals = launcher.signals;
+    let signals = launcher.signals.clone();
     let mut nodes = Nodes { group: Group::new(launcher.grace, signals), addrs: Vec::new() };
     let any = SocketAddr::from(([127, 0, 0, 1], 0));
     for (i, spec) in specs.iter().enumerate() {
@@ -129,7 +129,7 @@ fn ready(
     launcher: &Launcher,
     deadline: Instant,
 ) -> Result<Option<SocketAddr>> {
-    let signals = launcher.signals;
+    let signals = launcher.signals.clone();
     let Some(addr) = node.address(deadline, &signals)? else { return Ok(None) };
     let answered = probe::answers(addr, LOAD_REPORT_PATH, deadline, &signals)
         .with_context(|| node.describe())?;

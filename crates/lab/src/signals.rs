@@ -4,9 +4,16 @@
 //! `sigtimedwait`: the main loop sleeps until a stop request or a child's exit instead of
 //! polling, and no handler has to share state with it. A blocked mask survives `exec`,
 //! so every child unblocks them again before it runs (`Signals::unblock`).
+//!
+//! A stop request is latched: whichever wait takes SIGINT or SIGTERM (stopping a run's
+//! children waits for signals too), every later [`Signals::stop_requested`] sees it, so a
+//! Ctrl-C that lands while one run's processes are being stopped still ends the whole
+//! experiment instead of being spent on that one wait.
 
 use std::io;
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What woke the main loop.
@@ -20,12 +27,14 @@ pub enum Wake {
     Timeout,
 }
 
-#[derive(Copy, Clone)]
+#[derive(Clone)]
 pub struct Signals {
     /// SIGINT, SIGTERM and SIGCHLD.
     all: libc::sigset_t,
     /// SIGINT and SIGTERM only, to look for a stop request without eating SIGCHLD.
     stop: libc::sigset_t,
+    /// A stop request was taken, by any wait of any clone.
+    stopping: Arc<AtomicBool>,
 }
 
 fn sigset(signals: &[libc::c_int]) -> libc::sigset_t {
@@ -52,7 +61,7 @@ impl Signals {
         if rc != 0 {
             return Err(io::Error::from_raw_os_error(rc));
         }
-        Ok(Signals { all, stop })
+        Ok(Signals { all, stop, stopping: Arc::new(AtomicBool::new(false)) })
     }
 
     /// Unblocks the signals again. Async-signal-safe: a child calls it between fork and
@@ -67,18 +76,30 @@ impl Signals {
         Ok(())
     }
 
-    /// Waits up to `timeout` for a stop request or a child's exit.
+    /// Waits up to `timeout` for a stop request or a child's exit. `Stop` says a stop
+    /// request arrived during this wait (and latches it).
     pub fn wait(&self, timeout: Duration) -> Wake {
         match take(&self.all, timeout) {
             Some(libc::SIGCHLD) => Wake::ChildExited,
-            Some(_) => Wake::Stop,
+            Some(_) => {
+                self.stopping.store(true, Ordering::SeqCst);
+                Wake::Stop
+            }
             None => Wake::Timeout,
         }
     }
 
-    /// Waits up to `timeout` for a stop request only (SIGCHLD stays pending).
+    /// Whether a stop was requested, before or during this call: waits up to `timeout`
+    /// only while none was (SIGCHLD stays pending).
     pub fn stop_requested(&self, timeout: Duration) -> bool {
-        take(&self.stop, timeout).is_some()
+        if self.stopping.load(Ordering::SeqCst) {
+            return true;
+        }
+        let now = take(&self.stop, timeout).is_some();
+        if now {
+            self.stopping.store(true, Ordering::SeqCst);
+        }
+        now
     }
 }
 
@@ -92,4 +113,26 @@ fn take(set: &libc::sigset_t, timeout: Duration) -> Option<libc::c_int> {
     // SAFETY: `set` is initialised, `ts` lives across the call, the siginfo is not wanted.
     let signal = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) };
     (signal > 0).then_some(signal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In a thread of its own: the mask and a signal raised are that thread's only.
+    #[test]
+    fn a_stop_taken_by_any_wait_is_seen_by_every_later_check() {
+        let seen = std::thread::spawn(|| {
+            let signals = Signals::block().unwrap();
+            let clone = signals.clone();
+            assert!(!clone.stop_requested(Duration::ZERO));
+            // SAFETY: SIGTERM is blocked in this thread, so it stays pending here.
+            unsafe { libc::raise(libc::SIGTERM) };
+            let woke = signals.wait(Duration::from_secs(5));
+            (woke, clone.stop_requested(Duration::ZERO), signals.stop_requested(Duration::ZERO))
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, (Wake::Stop, true, true));
+    }
 }

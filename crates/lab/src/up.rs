@@ -118,7 +118,13 @@ impl UpConfig {
         let run_dir = RunDir::create("up")?;
         let logs = Logs::new(run_dir.path().join("logs"), self.verbose)?;
         let exe = larder_exe(None)?;
-        let launcher = Launcher { exe, signals, logs, grace: self.stop_timeout, node_cpu: None };
+        let launcher = Launcher {
+            exe,
+            signals: signals.clone(),
+            logs,
+            grace: self.stop_timeout,
+            node_cpu: None,
+        };
         let deadline = Instant::now() + self.start_timeout;
         let direct_io: &[String] = if self.direct_io { &["--direct-io".to_string()] } else { &[] };
         let specs = vec![NodeSpec { cache_mb: self.cache_mb, cpu: None }; usize::from(self.nodes)];
@@ -128,7 +134,8 @@ impl UpConfig {
             nodes::start_caching(&launcher, &self.origins, &specs, &[], deadline)?
         };
         let Some(Nodes { group, addrs }) = started else { return stopped(None) };
-        let mut cluster = Cluster { routers: Group::new(launcher.grace, signals), nodes: group };
+        let mut cluster =
+            Cluster { routers: Group::new(launcher.grace, signals.clone()), nodes: group };
         for (node, (name, addr)) in cluster.nodes.children.iter().zip(&addrs) {
             println!("  node {name:<6} http://{addr}  pid {}", node.pid());
         }

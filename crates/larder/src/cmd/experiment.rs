@@ -101,7 +101,7 @@ pub struct Args {
     /// Load before each measured run, to fill the caches (not measured).
     #[arg(long, default_value = "4s", value_parser = parse_duration)]
     warmup: Duration,
-    /// Rounds over all front-ends (A B A B …); tables show medians.
+    /// Rounds over all front-ends (A B, then B A, …); tables show medians.
     #[arg(long, default_value_t = 2)]
     rounds: u32,
     /// Also run DBench's ramp START:STEP:EPOCH after each measured run: users are added

@@ -13,6 +13,11 @@ async fn stats_metrics_and_targets() {
     for i in 0..30 {
         client.get(if i % 3 == 0 { "/cold.html" } else { "/hot.html" }).await;
     }
+    // The last response reaches the client just before the router books it as done.
+    let settled = |s: &serde_json::Value| {
+        s["nodes"].as_array().is_some_and(|n| n.iter().all(|n| n["in_flight"] == 0))
+    };
+    assert!(stats_until(&router, settled).await, "requests still in flight");
     let stats = admin_json(router.admin, "/stats").await;
     let nodes = stats["nodes"].as_array().unwrap();
     let total: u64 = nodes.iter().map(|n| n["requests"].as_u64().unwrap()).sum();
