@@ -22,8 +22,8 @@
 # 3. Bounded memory: the router's peak RSS before and after relaying one 1 GiB response.
 #
 # Settings (environment): PAIRS (5), CONNECTIONS (50), DURATION seconds (5), WRK_THREADS
-# (1), SIZES ("1 16 256 2048"), THREADS ("1 2"; empty: skip part 1), POLICY (lard), SAMPLES per size (40),
-# HAPROXY_SPLICE (1: HAProxy with `option splice-auto`, its own kernel splicing, as larder
+# (1), SIZES ("1 16 256 2048"), THREADS ("1 2"; empty: skip part 1), POLICY (lard),
+# SAMPLES per size (40), HAPROXY_SPLICE (1: HAProxy with `option splice-auto`, its own kernel splicing, as larder
 # splices; 0: without),
 # QUICK (1: PAIRS 5, DURATION 2, SAMPLES 10, for iterating), LARDER (path to a release
 # binary; built if unset), ROUTE_ARGS (more `larder route` flags, e.g. a splice
@@ -36,8 +36,8 @@
 # client connection, which forwards bytes without reading HTTP at all: the least any
 # proxy that sends each request over its own exchange with the back-end can cost here;
 # its ratio to HAProxy is the most a proxy of that kind can gain on this machine; 0: off).
-# The baseline and the floor are each set against larder and against HAProxy. Installs haproxy, nginx and wrk
-# with apt-get when missing. Touches only loopback. The machine may be shared with other
+# The baseline and the floor are each set against larder and against HAProxy. Installs
+# haproxy, nginx and wrk with apt-get when missing. Touches only loopback. The machine may be shared with other
 # work: figures are noisy, which is why runs alternate, medians are reported and each
 # pair prints the load average.
 set -euo pipefail
@@ -114,8 +114,10 @@ wait_port "$NPORT"
 NGINX_WORKER=$(pgrep -P "$(cat "$WORK/nginx.pid")" | head -1)
 
 # start_proxies N: larder route (and the baseline, if any) with N threads and HAProxy
-# with nbthread N, on fresh ports; sets RPORT/ROUTE_PID, HPORT/HAPROXY_PID, BPORT/BASE_PID.
+# with nbthread N, on fresh ports; sets RPORT/ROUTE_PID, HPORT/HAPROXY_PID, and EXTRAS,
+# one "label port pid" per extra proxy (the baseline, the floor).
 start_proxies() {
+    local BPORT BASE_PID FPORT
     EXTRAS=()
     RPORT=$(free_port)
     # shellcheck disable=SC2086
@@ -148,8 +150,7 @@ backend nodes
         start_haproxy floor "$1" tcp "$FPORT" "listen floor
     bind 127.0.0.1:$FPORT
     server n1 127.0.0.1:$NPORT"
-        FLOOR_PID=$STARTED_PID
-        EXTRAS+=("floor $FPORT $FLOOR_PID")
+        EXTRAS+=("floor $FPORT $STARTED_PID")
     fi
 }
 
@@ -178,9 +179,17 @@ CONF
     wait_port "$port"
 }
 
+# extras FIELD: that field of every extra proxy in EXTRAS (2: its port, 3: its pid).
+extras() {
+    local extra
+    for extra in ${EXTRAS[@]+"${EXTRAS[@]}"}; do
+        cut -d' ' -f"$1" <<<"$extra"
+    done
+}
+
 stop_proxies() {
     local p
-    for p in "$ROUTE_PID" "$HAPROXY_PID" ${BASE_PID:-} ${FLOOR_PID:-}; do
+    for p in "$ROUTE_PID" "$HAPROXY_PID" $(extras 3); do
         kill -TERM "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
     done
@@ -287,7 +296,7 @@ for threads in $THREADS; do
     echo
     echo "== $threads thread(s): larder route :$RPORT, haproxy nbthread $threads :$HPORT"
     # Warm every path (connections, caches) before measuring.
-    for port in "$RPORT" "$HPORT" ${BPORT:-} ${FPORT:-}; do
+    for port in "$RPORT" "$HPORT" $(extras 2); do
         wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$port/1.bin" >/dev/null
     done
     for kb in $SIZES; do

@@ -87,12 +87,11 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
         return churn(plan, &setup, &launcher, run_dir.path(), &sizing, &store_root, &header);
     }
     let mut rows = Vec::new();
-    let runs = setup.workloads.len()
-        * plan.connections.len()
-        * plan.rounds as usize
-        * plan.routers.len()
-        * setup.systems.len();
-    let progress = crate::progress::Progress::new(runs as u64, "runs");
+    // Every front-end count with every system: one round's runs, in their first order.
+    let runs: Vec<(u8, System)> =
+        plan.routers.iter().flat_map(|&r| setup.systems.iter().map(move |&s| (r, s))).collect();
+    let total = setup.workloads.len() * plan.connections.len() * plan.rounds as usize * runs.len();
+    let progress = crate::progress::Progress::new(total as u64, "runs");
     let stopped = 'all: {
         for &kind in &setup.workloads {
             let w = workload::build(kind, &sizing, plan.trace.as_deref(), &store_root)?;
@@ -108,11 +107,6 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
             };
             for &connections in &plan.connections {
                 for round in 0..plan.rounds {
-                    let runs: Vec<(u8, System)> = plan
-                        .routers
-                        .iter()
-                        .flat_map(|&r| setup.systems.iter().map(move |&s| (r, s)))
-                        .collect();
                     for (routers, system) in round_order(&runs, round) {
                         if signals.stop_requested(Duration::ZERO) {
                             break 'all true;

@@ -92,14 +92,10 @@ impl Signals {
     /// Whether a stop was requested, before or during this call: waits up to `timeout`
     /// only while none was (SIGCHLD stays pending).
     pub fn stop_requested(&self, timeout: Duration) -> bool {
-        if self.stopping.load(Ordering::SeqCst) {
-            return true;
-        }
-        let now = take(&self.stop, timeout).is_some();
-        if now {
+        if !self.stopping.load(Ordering::SeqCst) && take(&self.stop, timeout).is_some() {
             self.stopping.store(true, Ordering::SeqCst);
         }
-        now
+        self.stopping.load(Ordering::SeqCst)
     }
 }
 
