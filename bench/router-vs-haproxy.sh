@@ -208,6 +208,11 @@ cpu_seconds() {
     awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"
 }
 
+# CPU seconds a process has spent in the kernel so far (system time), all its threads.
+system_seconds() {
+    awk -v hz="$(getconf CLK_TCK)" '{print $15 / hz}' "/proc/$1/stat"
+}
+
 # Times a process has gone to sleep (voluntary context switches) so far, summed over its
 # threads (the process's own status counts only its first thread).
 sleeps() {
@@ -215,14 +220,19 @@ sleeps() {
 }
 
 # One wrk run for FILE against port $1 whose proxy is process $2: prints
-# "req_per_s p99_ms cpu_us_per_request sleeps_per_request nginx_us wrk_us proxy_cores".
+# "req_per_s p99_ms cpu_us_per_request sleeps_per_request nginx_us wrk_us proxy_cores
+# system_us_per_request".
 # CPU per request is what the proxy itself spent, which the other work on a shared
 # machine disturbs far less than throughput; sleeps per request say how often it ran out
 # of work and waited; nginx's and wrk's CPU per request what serving and loading through
-# it cost the other two; proxy cores its CPU time over the run's wall time.
+# it cost the other two; proxy cores its CPU time over the run's wall time; system µs
+# per request the part of the proxy's CPU spent in the kernel (its system calls and the
+# TCP work they carry, on loopback the receiver's too), which no user-space change of a
+# proxy that makes the same system calls can remove.
 run_wrk() {
-    local out rps p99 requests cpu0 cpu1 cs0 cs1 ngx0 ngx1 wrk_cpu t0 t1
+    local out rps p99 requests cpu0 cpu1 cs0 cs1 ngx0 ngx1 wrk_cpu t0 t1 sys0 sys1
     cpu0=$(cpu_seconds "$2")
+    sys0=$(system_seconds "$2")
     cs0=$(sleeps "$2")
     ngx0=$(cpu_seconds "$NGINX_WORKER")
     t0=$(date +%s.%N)
@@ -236,6 +246,7 @@ run_wrk() {
     wrk_cpu=$(awk '{print $1 + $2}' "$WORK/wrk.time")
     ngx1=$(cpu_seconds "$NGINX_WORKER")
     cpu1=$(cpu_seconds "$2")
+    sys1=$(system_seconds "$2")
     cs1=$(sleeps "$2")
     if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
         echo "$out" | grep "Non-2xx\|Socket errors" >&2
@@ -245,7 +256,7 @@ run_wrk() {
     p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
     requests=$(echo "$out" | awk '/requests in/ {print $1}')
     python3 - "$rps" "$p99" "$requests" "$cpu0" "$cpu1" "$cs0" "$cs1" "$ngx0" "$ngx1" \
-        "$wrk_cpu" "$t0" "$t1" <<'PY'
+        "$wrk_cpu" "$t0" "$t1" "$sys0" "$sys1" <<'PY'
 import sys
 rps, p99 = float(sys.argv[1]), sys.argv[2]
 requests, cpu0, cpu1 = max(float(sys.argv[3]), 1.0), float(sys.argv[4]), float(sys.argv[5])
@@ -256,19 +267,20 @@ cores = (cpu1 - cpu0) / max(float(sys.argv[12]) - float(sys.argv[11]), 1e-3)
 scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 unit = next(u for u in ("us", "ms", "s") if p99.endswith(u))
 cpu_us = (cpu1 - cpu0) * 1e6 / requests
+sys_us = (float(sys.argv[14]) - float(sys.argv[13])) * 1e6 / requests
 print(f"{rps:.0f} {float(p99[:-len(unit)]) * scale[unit]:.3f} {cpu_us:.1f} {cs:.3f} "
-      f"{ngx_us:.1f} {wrk_us:.1f} {cores:.2f}")
+      f"{ngx_us:.1f} {wrk_us:.1f} {cores:.2f} {sys_us:.1f}")
 PY
 }
 
 # median_ratios FILE LABEL: the median over pairs of A/B for requests/s, p99, CPU and
 # sleeps per request, and of the chain (proxy + nginx + wrk CPU per request); rows are
-# "A B" with each side "rps p99 cpu cs nginx_us wrk_us cores" (see run_wrk).
+# "A B" with each side "rps p99 cpu cs nginx_us wrk_us cores system_us" (see run_wrk).
 median_ratios() {
     python3 - "$1" "$2" <<'PY'
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
-W = 7
+W = 8
 def med(f):
     return statistics.median(f(r[:W], r[W:]) for r in rows)
 def ratio(i):
@@ -283,10 +295,13 @@ print(f"  per request (medians), A vs B: nginx {med(lambda a, b: a[4]):.1f} vs "
       f"{med(lambda a, b: b[4]):.1f} us, wrk {med(lambda a, b: a[5]):.1f} vs "
       f"{med(lambda a, b: b[5]):.1f} us, chain (proxy + nginx + wrk) "
       f"{med(lambda a, b: chain(a)):.1f} vs {med(lambda a, b: chain(b)):.1f} us; proxy cores "
-      f"{med(lambda a, b: a[6]):.2f} vs {med(lambda a, b: b[6]):.2f}")
+      f"{med(lambda a, b: a[6]):.2f} vs {med(lambda a, b: b[6]):.2f}; proxy system time "
+      f"{med(lambda a, b: a[7]):.1f} vs {med(lambda a, b: b[7]):.1f} us")
 print(f"  throughput ratio the cores allow (B chain / A chain): "
       f"{med(lambda a, b: chain(b) / chain(a)):.3f}; with a proxy A costing nothing "
-      f"(B chain / A's nginx + wrk): {med(lambda a, b: chain(b) / (a[4] + a[5])):.3f}")
+      f"(B chain / A's nginx + wrk): {med(lambda a, b: chain(b) / (a[4] + a[5])):.3f}; "
+      f"with A's user-space work costing nothing (B chain / A's system time + nginx + wrk): "
+      f"{med(lambda a, b: chain(b) / (a[7] + a[4] + a[5])):.3f}")
 PY
 }
 
@@ -307,18 +322,18 @@ for threads in $THREADS; do
         for pair in $(seq 1 "$PAIRS"); do
             A=$(run_wrk "$RPORT" "$ROUTE_PID")
             B=$(run_wrk "$HPORT" "$HAPROXY_PID")
-            read -r a_rps a_p99 a_cpu a_cs a_ngx a_wrk a_cores <<<"$A"
-            read -r b_rps b_p99 b_cpu b_cs b_ngx b_wrk b_cores <<<"$B"
-            printf "t%s %5s KB pair %d: larder %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores) | haproxy %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores) (load %s)\n" \
-                "$threads" "$kb" "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_cs" "$a_ngx" "$a_wrk" "$a_cores" \
-                "$b_rps" "$b_p99" "$b_cpu" "$b_cs" "$b_ngx" "$b_wrk" "$b_cores" "$(cut -d' ' -f1 /proc/loadavg)"
+            read -r a_rps a_p99 a_cpu a_cs a_ngx a_wrk a_cores a_sys <<<"$A"
+            read -r b_rps b_p99 b_cpu b_cs b_ngx b_wrk b_cores b_sys <<<"$B"
+            printf "t%s %5s KB pair %d: larder %6s req/s p99 %7s ms %6s us CPU/req (%s system) %s sleeps/req (nginx %s wrk %s us, %s cores) | haproxy %6s req/s p99 %7s ms %6s us CPU/req (%s system) %s sleeps/req (nginx %s wrk %s us, %s cores) (load %s)\n" \
+                "$threads" "$kb" "$pair" "$a_rps" "$a_p99" "$a_cpu" "$a_sys" "$a_cs" "$a_ngx" "$a_wrk" "$a_cores" \
+                "$b_rps" "$b_p99" "$b_cpu" "$b_sys" "$b_cs" "$b_ngx" "$b_wrk" "$b_cores" "$(cut -d' ' -f1 /proc/loadavg)"
             echo "$A $B" >>"$RESULTS"
             for extra in ${EXTRAS[@]+"${EXTRAS[@]}"}; do
                 read -r label port pid <<<"$extra"
                 C=$(run_wrk "$port" "$pid")
-                read -r c_rps c_p99 c_cpu c_cs c_ngx c_wrk c_cores <<<"$C"
-                printf "t%s %5s KB pair %d: %s %6s req/s p99 %7s ms %6s us CPU/req %s sleeps/req (nginx %s wrk %s us, %s cores)\n" \
-                    "$threads" "$kb" "$pair" "$label" "$c_rps" "$c_p99" "$c_cpu" "$c_cs" "$c_ngx" "$c_wrk" "$c_cores"
+                read -r c_rps c_p99 c_cpu c_cs c_ngx c_wrk c_cores c_sys <<<"$C"
+                printf "t%s %5s KB pair %d: %s %6s req/s p99 %7s ms %6s us CPU/req (%s system) %s sleeps/req (nginx %s wrk %s us, %s cores)\n" \
+                    "$threads" "$kb" "$pair" "$label" "$c_rps" "$c_p99" "$c_cpu" "$c_sys" "$c_cs" "$c_ngx" "$c_wrk" "$c_cores"
                 echo "$A $C" >>"$WORK/$label-pairs-$threads-$kb.txt"
                 echo "$C $B" >>"$WORK/$label-vs-haproxy-$threads-$kb.txt"
             done

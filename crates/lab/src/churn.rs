@@ -52,6 +52,8 @@ pub struct ChurnRun<'a> {
     pub workload: &'a Workload,
     pub scenario: &'a Scenario,
     pub system: System,
+    /// Its name in the results (a second listing is `lard#2`).
+    pub label: &'a str,
     pub round: u32,
 }
 
@@ -250,7 +252,7 @@ pub fn run_one(
     });
     Ok(Timeline {
         scenario: scenario.name.clone(),
-        system: system.to_string(),
+        system: run.label.to_string(),
         round: run.round,
         event_at,
         node,

@@ -17,7 +17,7 @@ use crate::child::{self, Logs};
 use crate::churn::ChurnRun;
 use crate::cpu_cap::{CpuShare, NodeCgroups};
 use crate::error::{Context, LabError, Result};
-use crate::front::System;
+use crate::front::{self, System};
 use crate::launcher::{larder_exe, Launcher};
 use crate::measure::{self, RunSpec};
 use crate::origin_link;
@@ -88,8 +88,9 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     }
     let mut rows = Vec::new();
     // Every front-end count with every system: one round's runs, in their first order.
-    let runs: Vec<(u8, System)> =
-        plan.routers.iter().flat_map(|&r| setup.systems.iter().map(move |&s| (r, s))).collect();
+    let listed = front::listings(&setup.systems);
+    let runs: Vec<(u8, System, u8)> =
+        plan.routers.iter().flat_map(|&r| listed.iter().map(move |&(s, k)| (r, s, k))).collect();
     let total = setup.workloads.len() * plan.connections.len() * plan.rounds as usize * runs.len();
     let progress = crate::progress::Progress::new(total as u64, "runs");
     let stopped = 'all: {
@@ -107,11 +108,11 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
             };
             for &connections in &plan.connections {
                 for round in 0..plan.rounds {
-                    for (routers, system) in round_order(&runs, round) {
+                    for (routers, system, listing) in round_order(&runs, round) {
                         if signals.stop_requested(Duration::ZERO) {
                             break 'all true;
                         }
-                        let system_name = system.to_string().replace('/', "-");
+                        let system_name = front::label(system, 1, listing).replace('/', "-");
                         let name = format!(
                             "{kind}-{}-{system_name}-x{routers}-round{}",
                             connections.name(),
@@ -124,6 +125,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
                             workload: &w,
                             dynamic: extra.as_ref(),
                             system,
+                            listing,
                             routers,
                             connections,
                             round,
@@ -188,6 +190,7 @@ fn churn(
     for s in &scenarios {
         trace::initial_members(&s.events, n).map_err(LabError::Invalid)?;
     }
+    let listed = front::listings(&setup.systems);
     let mut timelines = Vec::new();
     let mut stopped = false;
     for &kind in &setup.workloads {
@@ -200,7 +203,7 @@ fn churn(
         );
         for scenario in &scenarios {
             for round in 0..plan.rounds {
-                for system in round_order(&setup.systems, round) {
+                for (system, listing) in round_order(&listed, round) {
                     if let Some(why) = scenario.unsupported(system) {
                         if round == 0 {
                             println!("  {}: skipping {system}: {why}", scenario.name);
@@ -211,14 +214,15 @@ fn churn(
                         stopped = true;
                         break;
                     }
+                    let label = front::label(system, 1, listing);
                     let name = format!(
                         "churn-{}-{}-round{}",
                         scenario.name,
-                        system.to_string().replace('/', "-"),
+                        label.replace('/', "-"),
                         round + 1
                     );
                     let launcher = Launcher { logs: launcher.logs.sub(&name)?, ..launcher.clone() };
-                    let run = ChurnRun { workload: &w, scenario, system, round };
+                    let run = ChurnRun { workload: &w, scenario, system, label: &label, round };
                     let t = crate::churn::run_one(plan, setup, &launcher, dir, &run).with_context(
                         || format!("{system} through {}, round {}", scenario.name, round + 1),
                     )?;

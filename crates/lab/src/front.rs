@@ -87,12 +87,32 @@ impl fmt::Display for System {
 }
 
 /// How a system run as `instances` front-ends on one address is named in the results:
-/// `lard-r ×4`; one instance keeps the system's own name.
-pub fn label(system: System, instances: u8) -> String {
-    match instances {
+/// `lard-r ×4`; one instance keeps the system's own name. The second listing of a system
+/// is `lard#2` (see [`listings`]).
+pub fn label(system: System, instances: u8, listing: u8) -> String {
+    let name = match listing {
         0 | 1 => system.to_string(),
-        n => format!("{system} ×{n}"),
+        k => format!("{system}#{k}"),
+    };
+    match instances {
+        0 | 1 => name,
+        n => format!("{name} ×{n}"),
     }
+}
+
+/// The systems as listed, each with its listing among equal ones (1 for the first). A
+/// system listed twice runs twice, its second listing named `lard#2`: an A/A control
+/// whose ratio to the first listing is the noise of the measurement itself (two runs of
+/// the very same front-end), against which a difference between two systems is judged.
+pub fn listings(systems: &[System]) -> Vec<(System, u8)> {
+    systems
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let earlier = systems[..i].iter().filter(|&&e| e == s).count();
+            (s, u8::try_from(earlier + 1).unwrap_or(u8::MAX))
+        })
+        .collect()
 }
 
 /// How larder route is set up beyond its policy.
@@ -334,6 +354,16 @@ mod tests {
         assert!(err.contains("tree depth after @"), "{err}");
         let err = "lard/everywhere".parse::<System>().unwrap_err();
         assert!(err.contains("unknown placement"), "{err}");
+    }
+
+    #[test]
+    fn a_system_listed_again_is_named_by_its_listing() {
+        let [lard, lard_r]: [System; 2] = ["lard", "lard-r"].map(|s| s.parse().unwrap());
+        let listed = listings(&[lard, lard_r, lard, lard]);
+        let names: Vec<String> = listed.iter().map(|&(s, k)| label(s, 1, k)).collect();
+        assert_eq!(names, ["lard", "lard-r", "lard#2", "lard#3"]);
+        assert_eq!(label(lard_r, 4, 1), "lard-r ×4");
+        assert_eq!(label(lard, 4, 2), "lard#2 ×4");
     }
 
     #[test]

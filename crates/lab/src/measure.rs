@@ -36,6 +36,8 @@ pub struct RunSpec<'a> {
     pub workload: &'a Workload,
     pub dynamic: Option<&'a Workload>,
     pub system: System,
+    /// Which listing of `system` this is (1 for the first; see [`front::listings`]).
+    pub listing: u8,
     /// Instances of the front-end on one address.
     pub routers: u8,
     pub connections: Connections,
@@ -101,7 +103,7 @@ pub fn run_one(
     drop(origin);
     let mut row = measured?;
     row.workload = w.kind.to_string();
-    row.system = front::label(system, run.routers);
+    row.system = front::label(system, run.routers, run.listing);
     row.round = run.round;
     Ok(row)
 }

@@ -37,7 +37,9 @@ pub struct Args {
     /// router, POLICY/per-router keeps each router's own table instead, and hacc@N fixes
     /// HACC's subtrees at N directory levels), haproxy,
     /// nginx [default: wrr,least,hash,bounded,lard,lard-r,hacc,haproxy,nginx; classes:
-    /// rr,class]. An anchor that is not installed is skipped with a warning.
+    /// rr,class]. An anchor that is not installed is skipped with a warning. A system
+    /// listed twice runs twice, the second time named NAME#2 (e.g. lard,lard-r,lard): an
+    /// A/A control whose ratio to the first is the noise of the measurement itself.
     #[arg(long, value_delimiter = ',')]
     systems: Vec<System>,
     /// Run every front-end as this many instances on one address (SO_REUSEPORT, the
