@@ -144,10 +144,11 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     progress.finish();
     let baseline = plan.baseline();
     print!("{}", results::render_table(&rows, baseline));
-    let claims = match plan.kind {
+    let mut claims = match plan.kind {
         Kind::Origin => results::origin_claims(&rows),
         Kind::Locality | Kind::Classes | Kind::Churn => results::claims(&rows),
     };
+    claims.extend(results::controls(&rows));
     if !claims.is_empty() {
         println!("\nclaims:");
         for c in &claims {
@@ -289,7 +290,8 @@ fn describe(plan: &ExperimentPlan, setup: &Setup, node_cpu: Option<&NodeCgroups>
         .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(str::to_string))
         .and_then(|l| l.split_once(':').map(|(_, m)| m.trim().to_string()))
         .unwrap_or_else(|| "unknown CPU".into());
-    let systems: Vec<String> = setup.systems.iter().map(|s| s.to_string()).collect();
+    let systems: Vec<String> =
+        front::listings(&setup.systems).into_iter().map(|(s, k)| front::label(s, 1, k)).collect();
     let mut pinned = String::new();
     if setup.nodes.iter().any(|n| n.cpu.is_some()) {
         let cpus: Vec<String> =

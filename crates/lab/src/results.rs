@@ -290,6 +290,34 @@ pub fn origin_claims(rows: &[Row]) -> Vec<String> {
     out
 }
 
+/// The name of a system's first listing, for a later one (`lard#2` → `lard`, `lard#2 ×4`
+/// → `lard ×4`); `None` for a first listing.
+fn first_listing(name: &str) -> Option<String> {
+    let (system, rest) = name.split_once('#')?;
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    Some(format!("{system}{rest}"))
+}
+
+/// What the A/A controls measured: for every system listed again (`lard#2`, see
+/// [`crate::front::listings`]), its medians over the first listing's, in every group.
+/// Two runs of the very same front-end differ only by the machine, so these ratios are
+/// the noise a difference between two systems has to stand out of.
+pub fn controls(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for ((workload, connections), systems) in groups(rows) {
+        for (name, runs) in &systems {
+            let Some(first) = first_listing(name) else { continue };
+            let Some((_, base)) = systems.iter().find(|(s, _)| *s == first) else { continue };
+            let rps = median(runs, |r| r.throughput_rps) / median(base, |r| r.throughput_rps);
+            let p99 = median(runs, |r| r.p99_ms) / median(base, |r| r.p99_ms);
+            out.push(format!(
+                "{workload}, {connections}: A/A control {name}/{first} throughput {rps:.2}x, p99 {p99:.2}x (the same front-end twice: the measurement's own noise)"
+            ));
+        }
+    }
+    out
+}
+
 /// The claims of the papers, checked on the medians: for locality, `lard-r` against `wrr` (≥ 2×)
 /// and HAProxy (≥ 1.15×, lower p99) with a hit ratio ≥ 0.9; for classes, the static
 /// requests' mean response time under `class` at least 30% below `rr`. Groups without
@@ -366,6 +394,24 @@ mod tests {
             origin_requests_per_request: None,
             origin_bytes_per_request: None,
         }
+    }
+
+    #[test]
+    fn a_control_is_set_against_its_first_listing() {
+        let rows = [
+            row("lard", 0, 100.0),
+            row("lard-r", 0, 90.0),
+            row("lard#2", 0, 95.0),
+            Row { p99_ms: 3.0, ..row("lard-r#2", 0, 80.0) },
+        ];
+        let c = controls(&rows);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert!(c[0].contains("A/A control lard#2/lard throughput 0.95x, p99 1.00x"), "{c:?}");
+        assert!(c[1].contains("A/A control lard-r#2/lard-r throughput 0.89x, p99 1.50x"), "{c:?}");
+        assert!(controls(&rows[..2]).is_empty(), "no system listed twice, no control");
+        assert_eq!(first_listing("lard#2 ×4").as_deref(), Some("lard ×4"));
+        assert_eq!(first_listing("hacc@2/per-router#3").as_deref(), Some("hacc@2/per-router"));
+        assert_eq!(first_listing("lard-r ×4"), None);
     }
 
     #[test]
