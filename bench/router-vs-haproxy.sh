@@ -208,9 +208,10 @@ cpu_seconds() {
     awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"
 }
 
-# CPU seconds a process has spent in the kernel so far (system time), all its threads.
-system_seconds() {
-    awk -v hz="$(getconf CLK_TCK)" '{print $15 / hz}' "/proc/$1/stat"
+# CPU seconds (user + system) a process has used so far and the part of them spent in
+# the kernel (system time), all its threads, from one read.
+cpu_and_system_seconds() {
+    awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz, $15 / hz}' "/proc/$1/stat"
 }
 
 # Times a process has gone to sleep (voluntary context switches) so far, summed over its
@@ -231,8 +232,7 @@ sleeps() {
 # proxy that makes the same system calls can remove.
 run_wrk() {
     local out rps p99 requests cpu0 cpu1 cs0 cs1 ngx0 ngx1 wrk_cpu t0 t1 sys0 sys1
-    cpu0=$(cpu_seconds "$2")
-    sys0=$(system_seconds "$2")
+    read -r cpu0 sys0 < <(cpu_and_system_seconds "$2")
     cs0=$(sleeps "$2")
     ngx0=$(cpu_seconds "$NGINX_WORKER")
     t0=$(date +%s.%N)
@@ -245,8 +245,7 @@ run_wrk() {
     out=$(cat "$WORK/wrk.out")
     wrk_cpu=$(awk '{print $1 + $2}' "$WORK/wrk.time")
     ngx1=$(cpu_seconds "$NGINX_WORKER")
-    cpu1=$(cpu_seconds "$2")
-    sys1=$(system_seconds "$2")
+    read -r cpu1 sys1 < <(cpu_and_system_seconds "$2")
     cs1=$(sleeps "$2")
     if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
         echo "$out" | grep "Non-2xx\|Socket errors" >&2

@@ -100,6 +100,15 @@ pub fn label(system: System, instances: u8, listing: u8) -> String {
     }
 }
 
+/// The name [`label`] gives a later listing's first listing (`lard#2` → `lard`, `lard#2 ×4`
+/// → `lard ×4`); `None` for a first listing. Beside [`label`], so the name is read back
+/// where it is written.
+pub fn first_listing(name: &str) -> Option<String> {
+    let (system, rest) = name.split_once('#')?;
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    Some(format!("{system}{rest}"))
+}
+
 /// The systems as listed, each with its listing among equal ones (1 for the first). A
 /// system listed twice runs twice, its second listing named `lard#2`: an A/A control
 /// whose ratio to the first listing is the noise of the measurement itself (two runs of
@@ -364,6 +373,10 @@ mod tests {
         assert_eq!(names, ["lard", "lard-r", "lard#2", "lard#3"]);
         assert_eq!(label(lard_r, 4, 1), "lard-r ×4");
         assert_eq!(label(lard, 4, 2), "lard#2 ×4");
+        assert_eq!(first_listing(&label(lard, 4, 2)).as_deref(), Some("lard ×4"));
+        let hacc: System = "hacc@2/per-router".parse().unwrap();
+        assert_eq!(first_listing(&label(hacc, 1, 3)).as_deref(), Some("hacc@2/per-router"));
+        assert_eq!(first_listing(&label(lard_r, 4, 1)), None);
     }
 
     #[test]

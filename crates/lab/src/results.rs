@@ -290,14 +290,6 @@ pub fn origin_claims(rows: &[Row]) -> Vec<String> {
     out
 }
 
-/// The name of a system's first listing, for a later one (`lard#2` → `lard`, `lard#2 ×4`
-/// → `lard ×4`); `None` for a first listing.
-fn first_listing(name: &str) -> Option<String> {
-    let (system, rest) = name.split_once('#')?;
-    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
-    Some(format!("{system}{rest}"))
-}
-
 /// What the A/A controls measured: for every system listed again (`lard#2`, see
 /// [`crate::front::listings`]), its medians over the first listing's, in every group.
 /// Two runs of the very same front-end differ only by the machine, so these ratios are
@@ -306,7 +298,7 @@ pub fn controls(rows: &[Row]) -> Vec<String> {
     let mut out = Vec::new();
     for ((workload, connections), systems) in groups(rows) {
         for (name, runs) in &systems {
-            let Some(first) = first_listing(name) else { continue };
+            let Some(first) = crate::front::first_listing(name) else { continue };
             let Some((_, base)) = systems.iter().find(|(s, _)| *s == first) else { continue };
             let rps = median(runs, |r| r.throughput_rps) / median(base, |r| r.throughput_rps);
             let p99 = median(runs, |r| r.p99_ms) / median(base, |r| r.p99_ms);
@@ -409,9 +401,6 @@ mod tests {
         assert!(c[0].contains("A/A control lard#2/lard throughput 0.95x, p99 1.00x"), "{c:?}");
         assert!(c[1].contains("A/A control lard-r#2/lard-r throughput 0.89x, p99 1.50x"), "{c:?}");
         assert!(controls(&rows[..2]).is_empty(), "no system listed twice, no control");
-        assert_eq!(first_listing("lard#2 ×4").as_deref(), Some("lard ×4"));
-        assert_eq!(first_listing("hacc@2/per-router#3").as_deref(), Some("hacc@2/per-router"));
-        assert_eq!(first_listing("lard-r ×4"), None);
     }
 
     #[test]
