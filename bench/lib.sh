@@ -34,7 +34,26 @@ larder_binary() {
 
 # free_port: a port free on 127.0.0.1 a moment ago.
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 - <<'PY'
+# Below the kernel's ephemeral range, from which every connect takes its local port: until
+# the caller binds it, no connection can take it (bind(0) would pick from that range).
+import random, socket
+try:
+    low, high = map(int, open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+except (OSError, ValueError):
+    low, high = 32768, 60999
+spans = [(10000, max(low, 10000)), (max(high + 1, 10000), 65536)]
+first, end = max(spans, key=lambda s: s[1] - s[0])
+candidates = random.sample(range(first, end), min(256, end - first)) + [0]
+for port in candidates:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    print(s.getsockname()[1])
+    break
+PY
 }
 
 # wait_port PORT: wait (at most 10 s) until something accepts on 127.0.0.1:PORT.

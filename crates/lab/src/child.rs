@@ -21,8 +21,23 @@ const TAIL_LINES: usize = 20;
 /// How often a wait for a child's address looks for a stop request.
 const STOP_CHECK: Duration = Duration::from_millis(100);
 
-/// Finds the bound address in one stderr line of the child, if this is the line.
-pub type AddrLine = fn(&str) -> Option<SocketAddr>;
+/// Finds the bound addresses in one stderr line of the child, if this is the line.
+pub type AddrLine = fn(&str) -> Option<Bound>;
+
+/// What a child reports once it listens: its traffic address and, for a router with an
+/// admin API, that listener's address (both possibly bound on port 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bound {
+    pub addr: SocketAddr,
+    pub admin: Option<SocketAddr>,
+}
+
+impl Bound {
+    /// A child with one listener.
+    pub fn only(addr: SocketAddr) -> Bound {
+        Bound { addr, admin: None }
+    }
+}
 
 /// Where children's output goes: `<dir>/<name>.log` (stdout and stderr), and with
 /// `verbose` also to our stderr, each line prefixed with `[name]`. The user's terminal
@@ -56,7 +71,7 @@ pub struct Child {
     /// What `larder up` calls it (n1, router).
     pub name: String,
     process: std::process::Child,
-    addr: Receiver<SocketAddr>,
+    addr: Receiver<Bound>,
     tail: Arc<Mutex<VecDeque<String>>>,
     exited: Option<ExitStatus>,
 }
@@ -151,9 +166,9 @@ impl Child {
         self.process.id()
     }
 
-    /// Waits until the child reports its bound address. None means a stop was requested
+    /// Waits until the child reports its bound addresses. None means a stop was requested
     /// meanwhile; an error names the child and shows its stderr.
-    pub fn address(&mut self, deadline: Instant, signals: &Signals) -> Result<Option<SocketAddr>> {
+    pub fn address(&mut self, deadline: Instant, signals: &Signals) -> Result<Option<Bound>> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {

@@ -32,7 +32,7 @@ use crate::anchors::{haproxy_socket, Anchor, Servers};
 use crate::child::{self, Child, Group};
 use crate::error::{Context, LabError, Result};
 use crate::front::{self, Front, System};
-use crate::launcher::{local_address, Launcher};
+use crate::launcher::{free_local_address, Launcher};
 use crate::load_report::{self, NodeCounters};
 use crate::nodes;
 use crate::plan::{ExperimentPlan, Setup};
@@ -175,7 +175,7 @@ pub fn run_one(
             cluster.start(i)?;
         } else {
             // Chosen now, so that HAProxy can list it from the start.
-            cluster.addrs[i] = local_address(None)?;
+            cluster.addrs[i] = free_local_address()?;
         }
     }
     let all: Vec<(String, SocketAddr)> =

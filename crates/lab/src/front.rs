@@ -17,7 +17,7 @@ use router::{NodeConfig, RouterConfig};
 use crate::anchors::{self, Anchor, Servers, Tools};
 use crate::child::{self, Group};
 use crate::error::{Context, LabError, Result};
-use crate::launcher::{local_address, Launcher};
+use crate::launcher::{free_local_address, Launcher, ANY_LOCAL_PORT};
 use crate::probe;
 use crate::route;
 
@@ -207,23 +207,22 @@ pub fn start_on(
             let mut addr = None;
             for i in 1..=instances {
                 config.name = format!("r{i}");
-                let admin = local_address(None)?;
-                config.admin.listen = admin.to_string();
-                admins.push(admin);
+                config.admin.listen = ANY_LOCAL_PORT.to_string();
                 let label =
                     if instances == 1 { "router".to_string() } else { format!("router{i}") };
                 let bound =
                     route::start(launcher, &label, &config, dir, setup.cpu, &mut group, deadline)?
                         .ok_or(LabError::Interrupted)?;
+                admins.push(bound.admin);
                 // The first takes a free port; the others share it.
-                config.listen = bound;
+                config.listen = bound.addr;
                 configs.push((dir.join(format!("{label}.toml")), config.clone()));
-                addr = Some(bound);
+                addr = Some(bound.addr);
             }
             addr.expect("at least one instance")
         }
         System::Anchor(anchor) => {
-            let addr = local_address(None)?;
+            let addr = free_local_address()?;
             for i in 1..=instances {
                 let own = if instances == 1 {
                     dir.to_path_buf()
@@ -300,7 +299,7 @@ fn larder_config(
     nodes: &[(String, SocketAddr)],
 ) -> RouterConfig {
     let mut c = RouterConfig {
-        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        listen: ANY_LOCAL_PORT,
         threads: setup.threads,
         nodes: started_nodes(nodes),
         ..RouterConfig::default()

@@ -117,7 +117,7 @@ fn spawn(
     child::spawn(
         name,
         cmd,
-        |line| wire::NodeReady::parse(line).map(|r| r.addr),
+        |line| wire::NodeReady::parse(line).map(|r| child::Bound::only(r.addr)),
         &launcher.signals,
         &launcher.logs,
     )
@@ -130,7 +130,9 @@ fn ready(
     deadline: Instant,
 ) -> Result<Option<SocketAddr>> {
     let signals = launcher.signals.clone();
-    let Some(addr) = node.address(deadline, &signals)? else { return Ok(None) };
+    let Some(child::Bound { addr, .. }) = node.address(deadline, &signals)? else {
+        return Ok(None);
+    };
     let answered = probe::answers(addr, LOAD_REPORT_PATH, deadline, &signals)
         .with_context(|| node.describe())?;
     Ok(answered.then_some(addr))

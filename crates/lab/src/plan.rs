@@ -12,7 +12,7 @@ use crate::anchors::{Anchor, Tools};
 use crate::cpu_cap::CpuShare;
 use crate::error::{invalid, LabError, Result};
 use crate::front::{RouterSetup, System};
-use crate::launcher::local_address;
+use crate::launcher::free_local_address;
 use crate::nodes::NodeSpec;
 use crate::origin_link::OriginLink;
 use crate::scenario::ScenarioKind;
@@ -320,7 +320,7 @@ impl ExperimentPlan {
                 let Some(nginx) = tools.nginx.clone() else {
                     invalid!("the origin experiment's origin is nginx: install it or give --nginx");
                 };
-                Some(OriginSetup { addr: local_address(None)?, nginx })
+                Some(OriginSetup { addr: free_local_address()?, nginx })
             }
             _ => None,
         };

@@ -8,13 +8,23 @@ use std::time::Instant;
 
 use router::RouterConfig;
 
-use crate::child::{self, Group};
-use crate::error::{Context, Result};
+use crate::child::{self, Bound, Group};
+use crate::error::{Context, LabError, Result};
 use crate::launcher::Launcher;
+
+/// A started router's bound addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Listening {
+    /// Where its traffic goes.
+    pub addr: SocketAddr,
+    /// Its admin API (/stats, /metrics).
+    pub admin: SocketAddr,
+}
 
 /// Writes `config` to `<dir>/<label>.toml`, starts the router on it (pinned to `cpu`) into
 /// `group` as `label` (its log file, its name in errors) and waits until it reports its
-/// traffic address. None: a stop was requested meanwhile.
+/// bound addresses, traffic and admin. `config` must have an admin listener: give both
+/// port 0, and the router says which ports it got. None: a stop was requested meanwhile.
 pub fn start(
     launcher: &Launcher,
     label: &str,
@@ -23,7 +33,7 @@ pub fn start(
     cpu: Option<usize>,
     group: &mut Group,
     deadline: Instant,
-) -> Result<Option<SocketAddr>> {
+) -> Result<Option<Listening>> {
     let file = dir.join(format!("{label}.toml"));
     let text = config.to_toml().context("writing the router config")?;
     std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
@@ -35,11 +45,19 @@ pub fn start(
     let router = child::spawn(
         label,
         cmd,
-        |line| wire::RouterReady::parse(line).map(|r| r.addr),
+        |line| wire::RouterReady::parse(line).map(|r| Bound { addr: r.addr, admin: r.admin }),
         &launcher.signals,
         &launcher.logs,
     )?;
     group.children.push(router);
     let router = group.children.last_mut().expect("pushed above");
-    router.address(deadline, &launcher.signals)
+    let Some(bound) = router.address(deadline, &launcher.signals)? else { return Ok(None) };
+    match bound.admin {
+        Some(admin) => Ok(Some(Listening { addr: bound.addr, admin })),
+        None => Err(LabError::Child(format!(
+            "{} reported no admin listener (its config gives none){}",
+            router.describe(),
+            router.tail()
+        ))),
+    }
 }

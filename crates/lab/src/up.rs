@@ -14,7 +14,7 @@ use trace::SizeMix;
 use crate::child::{Group, Logs};
 use crate::error::{invalid, Context, LabError, Result};
 use crate::front::{started_nodes, System};
-use crate::launcher::{larder_exe, local_address, Launcher};
+use crate::launcher::{larder_exe, Launcher, ANY_LOCAL_PORT};
 use crate::nodes::{self, NodeSpec, Nodes};
 use crate::plan::ExperimentPlan;
 use crate::probe;
@@ -68,7 +68,7 @@ pub struct UpConfig {
     /// Router processes sharing `listen` (SO_REUSEPORT), named r1..rN; 1..=[`MAX_ROUTERS`].
     pub routers: u8,
     /// The first router's admin API [default: a free port on 127.0.0.1]; the others take
-    /// free ports.
+    /// free ports. Port 0 binds any free port, which the router reports.
     pub admin: Option<SocketAddr>,
     pub direct_io: bool,
     pub store_dir: Option<PathBuf>,
@@ -199,17 +199,18 @@ impl UpConfig {
         config.router_header = true;
         let mut started = Vec::new();
         for k in 1..=self.routers {
-            let admin = local_address(if k == 1 { self.admin } else { None })?;
+            let admin = if k == 1 { self.admin.unwrap_or(ANY_LOCAL_PORT) } else { ANY_LOCAL_PORT };
             config.admin.listen = admin.to_string();
             config.name = format!("r{k}");
             let suffix = if self.routers == 1 { String::new() } else { format!(" r{k}") };
             let label = format!("router{}", suffix.replace(' ', "-"));
             let group = &mut cluster.routers;
-            let Some(listen) = route::start(launcher, &label, config, dir, None, group, deadline)?
+            let Some(bound) = route::start(launcher, &label, config, dir, None, group, deadline)?
             else {
                 return Ok(None);
             };
-            config.listen = listen;
+            config.listen = bound.addr;
+            let admin = bound.admin;
             let child = group.children.last().expect("started above");
             if !probe::answers(admin, "/stats", deadline, &launcher.signals)
                 .context(child.describe())?

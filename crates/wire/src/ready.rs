@@ -52,11 +52,15 @@ impl NodeReady {
     }
 }
 
-/// The router's `listening` event: `{"addr":…,"level":"info","msg":"listening","threads":…}`
-/// on stderr (an [`crate::event`] line).
+/// The router's `listening` event: `{"addr":…,"admin":…,"level":"info","msg":"listening",
+/// "threads":…}` on stderr (an [`crate::event`] line). It names the admin listener's bound
+/// address too, so a router can be given port 0 for both and nobody has to guess a free
+/// port (one found by binding and letting go can be taken by anyone's next connect).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RouterReady {
     pub addr: SocketAddr,
+    /// The admin API's bound address; None when the router has no admin listener.
+    pub admin: Option<SocketAddr>,
     /// Runtime worker threads.
     pub threads: usize,
 }
@@ -65,14 +69,18 @@ const LISTENING: &str = "listening";
 
 impl fmt::Display for RouterReady {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let fields: [(&str, &dyn fmt::Display); 2] =
-            [("addr", &self.addr), ("threads", &self.threads)];
+        let mut fields: Vec<(&str, &dyn fmt::Display)> =
+            vec![("addr", &self.addr), ("threads", &self.threads)];
+        if let Some(admin) = &self.admin {
+            fields.push(("admin", admin));
+        }
         f.write_str(&crate::event::line("info", LISTENING, &fields))
     }
 }
 
 impl RouterReady {
-    /// The event's address and threads; `None` for any other line.
+    /// The event's addresses and threads; `None` for any other line (or an admin address
+    /// that does not parse).
     pub fn parse(line: &str) -> Option<RouterReady> {
         let event = crate::event::parse(line)?;
         if event.get("msg")?.as_str()? != LISTENING {
@@ -82,7 +90,11 @@ impl RouterReady {
             serde_json::Value::String(s) => s.parse().ok()?,
             n => usize::try_from(n.as_u64()?).ok()?,
         };
-        Some(RouterReady { addr: event.get("addr")?.as_str()?.parse().ok()?, threads })
+        let admin = match event.get("admin") {
+            None => None,
+            Some(a) => Some(a.as_str()?.parse().ok()?),
+        };
+        Some(RouterReady { addr: event.get("addr")?.as_str()?.parse().ok()?, admin, threads })
     }
 }
 
@@ -116,19 +128,34 @@ mod tests {
         assert_eq!((parsed.docroot.to_str(), parsed.cache_mib), (Some("/a on http://x"), 2));
         assert_eq!(NodeReady::parse("larder node: warning: open-file limit"), None);
         let router = r#"{"level":"info","msg":"listening","addr":"127.0.0.1:8080","threads":"2"}"#;
-        let want = RouterReady { addr: "127.0.0.1:8080".parse().unwrap(), threads: 2 };
+        let want = RouterReady { addr: "127.0.0.1:8080".parse().unwrap(), admin: None, threads: 2 };
         assert_eq!(RouterReady::parse(router), Some(want));
+        let with_admin =
+            r#"{"msg":"listening","addr":"127.0.0.1:1","admin":"127.0.0.1:2","threads":"1"}"#;
+        assert_eq!(
+            RouterReady::parse(with_admin).unwrap().admin,
+            Some("127.0.0.1:2".parse().unwrap())
+        );
+        let bad_admin =
+            r#"{"msg":"listening","addr":"127.0.0.1:1","admin":"nowhere","threads":"1"}"#;
+        assert_eq!(RouterReady::parse(bad_admin), None);
         assert_eq!(RouterReady::parse(r#"{"msg":"node down","addr":"127.0.0.1:1"}"#), None);
         assert_eq!(RouterReady::parse("not json"), None);
     }
 
     #[test]
     fn router_line_is_an_event_and_round_trips() {
-        let r = RouterReady { addr: "[::1]:80".parse().unwrap(), threads: 4 };
+        let r = RouterReady { addr: "[::1]:80".parse().unwrap(), admin: None, threads: 4 };
         let line = r.to_string();
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!((v["level"].as_str(), v["msg"].as_str()), (Some("info"), Some("listening")));
         assert_eq!((v["addr"].as_str(), v["threads"].as_str()), (Some("[::1]:80"), Some("4")));
+        assert_eq!(v.get("admin"), None);
         assert_eq!(RouterReady::parse(&line), Some(r));
+        let with_admin = RouterReady { admin: Some("127.0.0.1:9090".parse().unwrap()), ..r };
+        let line = with_admin.to_string();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["admin"].as_str(), Some("127.0.0.1:9090"));
+        assert_eq!(RouterReady::parse(&line), Some(with_admin));
     }
 }

@@ -80,7 +80,9 @@ fn serve(args: Args) -> anyhow::Result<()> {
         };
         // Built before the ready line, so a router that cannot start never says it is ready.
         let mut router = Router::new(config)?;
-        eprintln!("{}", wire::RouterReady { addr: listener.local_addr()?, threads });
+        let admin_addr = admin.as_ref().map(TcpListener::local_addr).transpose()?;
+        let ready = wire::RouterReady { addr: listener.local_addr()?, admin: admin_addr, threads };
+        eprintln!("{ready}");
         if let Some(l) = tls_listener {
             let addr = l.local_addr()?;
             router::event("info", "tls listening", &[("addr", &addr)]);
