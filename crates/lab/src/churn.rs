@@ -32,7 +32,7 @@ use crate::anchors::{haproxy_socket, Anchor, Servers};
 use crate::child::{self, Child, Group};
 use crate::error::{Context, LabError, Result};
 use crate::front::{self, Front, System};
-use crate::launcher::{free_local_address, Launcher};
+use crate::launcher::{free_local_addresses, Launcher};
 use crate::load_report::{self, NodeCounters};
 use crate::nodes;
 use crate::plan::{ExperimentPlan, Setup};
@@ -166,16 +166,16 @@ pub fn run_one(
         setup,
         workload: w,
         names: (1..=n).map(|i| format!("n{i}")).collect(),
-        addrs: vec![SocketAddr::from(([127, 0, 0, 1], 0)); n],
+        // Every node's port is chosen now, below the ephemeral range: HAProxy lists a
+        // node that joins later from the start, and a restarted node binds its port again
+        // after a gap in which no connection can have taken it.
+        addrs: free_local_addresses(n)?,
         running: (0..n).map(|_| None).collect(),
         members: members.clone(),
     };
     for (i, &member) in members.iter().enumerate() {
         if member {
             cluster.start(i)?;
-        } else {
-            // Chosen now, so that HAProxy can list it from the start.
-            cluster.addrs[i] = free_local_address()?;
         }
     }
     let all: Vec<(String, SocketAddr)> =

@@ -39,27 +39,36 @@ const PICK_ATTEMPTS: u16 = 256;
 const DEFAULT_EPHEMERAL: (u16, u16) = (32_768, 60_999);
 
 /// A free port on 127.0.0.1 for a process that cannot report the one it bound (HAProxy,
-/// nginx; a node address HAProxy must list before the node starts), found by binding it
-/// and letting it go. It is picked below the kernel's ephemeral range, from which every
-/// `connect` takes its local port: between this pick and the child's bind, only an
-/// explicit bind can take it, never one of the many connections a benchmark opens (a
-/// port from bind(0) lies in that range and was taken that way). If the range leaves no
-/// room below it, port 0 as before; a port taken anyway makes the child fail to start
-/// with a clear error.
+/// nginx), found by binding it and letting it go. It is picked below the kernel's
+/// ephemeral range, from which every `connect` takes its local port: between this pick
+/// and the child's bind, only an explicit bind can take it, never one of the many
+/// connections a benchmark opens (a port from bind(0) lies in that range and was taken
+/// that way). If the range leaves no room below it, port 0 as before; a port taken anyway
+/// makes the child fail to start with a clear error.
 pub fn free_local_address() -> Result<SocketAddr> {
+    Ok(free_local_addresses(1)?[0])
+}
+
+/// `count` different free ports on 127.0.0.1, picked as [`free_local_address`] picks
+/// one (each held until all are picked, so no two are the same).
+pub fn free_local_addresses(count: usize) -> Result<Vec<SocketAddr>> {
     let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|text| ephemeral_range(&text))
         .unwrap_or(DEFAULT_EPHEMERAL);
     let seed = std::collections::hash_map::RandomState::new().build_hasher().finish();
-    for port in candidate_ports(ephemeral, seed) {
-        if let Ok(probe) = TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
-            return Ok(probe.local_addr()?);
-        }
+    let mut candidates = candidate_ports(ephemeral, seed);
+    let mut held = Vec::with_capacity(count);
+    while held.len() < count {
+        let probe = match candidates.find_map(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).ok())
+        {
+            Some(probe) => probe,
+            None => TcpListener::bind(ANY_LOCAL_PORT)
+                .with_context(|| format!("finding a port on {ANY_LOCAL_PORT}"))?,
+        };
+        held.push(probe);
     }
-    let probe = TcpListener::bind(ANY_LOCAL_PORT)
-        .with_context(|| format!("finding a port on {ANY_LOCAL_PORT}"))?;
-    Ok(probe.local_addr()?)
+    held.iter().map(|probe| Ok(probe.local_addr()?)).collect()
 }
 
 /// `net.ipv4.ip_local_port_range` as written: two numbers.
@@ -133,6 +142,15 @@ mod tests {
         let ports: Vec<u16> = candidate_ports((1024, 65_500), 3).collect();
         assert_eq!(ports.len(), 35);
         assert!(ports.iter().all(|&p| p > 65_500));
+    }
+
+    #[test]
+    fn free_addresses_differ() {
+        let addrs = free_local_addresses(8).unwrap();
+        let mut ports: Vec<u16> = addrs.iter().map(SocketAddr::port).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        assert_eq!(ports.len(), 8, "{addrs:?}");
     }
 
     #[test]
