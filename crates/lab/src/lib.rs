@@ -22,6 +22,7 @@
 //! - `origin`: the origin experiment's origin (nginx serving the store).
 //! - `origin_link`: its link, limited with `tc` inside a private network namespace.
 //! - `front`: the front-end under test ([`System`]): larder route with a policy, or an anchor.
+//! - `settled`: a router that has heard every node's load report (placement settled).
 //! - `up`: `larder up` ([`UpConfig`]): nodes and one or more routers on one address.
 //!
 //! Experiments:
@@ -72,6 +73,7 @@ pub mod route;
 pub mod run_dir;
 pub mod run_shape;
 pub mod scenario;
+pub mod settled;
 #[allow(unsafe_code)]
 pub mod signals;
 pub mod sim_fit;

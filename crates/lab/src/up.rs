@@ -17,9 +17,9 @@ use crate::front::{started_nodes, System};
 use crate::launcher::{larder_exe, Launcher, ANY_LOCAL_PORT};
 use crate::nodes::{self, NodeSpec, Nodes};
 use crate::plan::ExperimentPlan;
-use crate::probe;
 use crate::route;
 use crate::run_dir::RunDir;
+use crate::settled;
 use crate::signals::{Signals, Wake};
 use crate::store;
 use crate::workload::{Content, WorkloadKind};
@@ -184,7 +184,8 @@ impl UpConfig {
     }
 
     /// Starts the routers on `config` into the cluster, each once the one before answers
-    /// on its admin port: the first binds `listen` (port 0 included) and the others the
+    /// on its admin port with a load report from every node (its placement settled, see
+    /// [`settled`]): the first binds `listen` (port 0 included) and the others the
     /// address it got, all with SO_REUSEPORT when there are several. `config.listen`
     /// ends as the bound address. None: a stop was requested meanwhile.
     fn start_routers(
@@ -212,7 +213,7 @@ impl UpConfig {
             config.listen = bound.addr;
             let admin = bound.admin;
             let child = group.children.last().expect("started above");
-            if !probe::answers(admin, "/stats", deadline, &launcher.signals)
+            if !settled::every_node_reported(admin, deadline, &launcher.signals)
                 .context(child.describe())?
             {
                 return Ok(None);

@@ -151,13 +151,19 @@ fn caching_nodes_serve_an_origin_byte_exact_and_stop_on_sigterm() {
     assert_eq!(children.len(), 3, "2 nodes and a router: {out:?}");
     let listen = field(&out, "router");
     let addr = listen.strip_prefix("http://").unwrap();
+    let mut heads = Vec::new();
     for _ in 0..2 {
         let resp = get_once_bytes(addr, "/blob.bin", EXIT);
         let (head, n) = Response::parse_head(&resp).unwrap().expect("a response head");
         assert_eq!(head.status, 200, "{:?}", head.headers);
         assert!(resp[n..] == body[..], "body differs from the origin's");
+        heads.push(format!("{:?}", head.headers));
     }
-    assert_eq!(origin.hits("/site/blob.bin"), 1, "the second came from the node's cache");
+    assert_eq!(
+        origin.hits("/site/blob.bin"),
+        1,
+        "the second came from the node's cache {heads:#?}"
+    );
 
     up.child.signal("TERM");
     let status = up.wait_exit();
