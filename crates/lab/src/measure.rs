@@ -192,11 +192,10 @@ fn picks_on_holders(admins: &[SocketAddr]) -> Option<f64> {
     let (mut picks, mut on_holders) = (0.0, 0.0);
     for &admin in admins {
         let Ok((200, body)) = probe::fetch(admin, "/stats") else { continue };
-        let Ok(stats) = serde_json::from_slice::<serde_json::Value>(&body) else { continue };
-        let p = &stats["placement"];
-        if let (Some(n), Some(share)) =
-            (p["recent_picks_of_reporting_nodes"].as_f64(), p["recent_picks_on_holders"].as_f64())
-        {
+        let Ok(stats) = serde_json::from_slice::<wire::RouterStats>(&body) else { continue };
+        let p = &stats.placement;
+        if let Some(share) = p.recent_picks_on_holders {
+            let n = p.recent_picks_of_reporting_nodes as f64;
             picks += n;
             on_holders += n * share;
         }
