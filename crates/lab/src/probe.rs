@@ -1,5 +1,6 @@
-//! "Does it answer?": one HTTP/1.1 GET over a plain socket, retried until a deadline.
-//! [`fetch`] also reads small answers (load reports). A process that has reported its
+//! "Does it answer?": one HTTP/1.1 GET over a plain socket, retried until a deadline
+//! ([`answers`]: 200; [`until`]: whatever the caller accepts, as a router that has heard
+//! from every node). [`fetch`] also reads small answers (load reports, `/stats`). A process that has reported its
 //! bound address answers at once; the retries cover a listener that is bound but whose
 //! accept loop is not running yet.
 
@@ -19,26 +20,43 @@ const MAX_RESPONSE_BYTES: u64 = 1 << 20;
 
 /// Waits until `GET path` on `addr` answers 200. Ok(false): a stop was requested first.
 pub fn answers(addr: SocketAddr, path: &str, deadline: Instant, signals: &Signals) -> Result<bool> {
+    until(
+        addr,
+        path,
+        deadline,
+        signals,
+        |answer| match answer {
+            Ok((200, _)) => Ok(()),
+            Ok((code, _)) => Err(format!("status {code}")),
+            Err(e) => Err(e.to_string()),
+        },
+        |last| format!("GET http://{addr}{path} did not answer 200 in time (last: {last})"),
+    )
+}
+
+/// Fetches `GET path` on `addr` (see [`fetch`]) until `accept` takes the answer, every
+/// [`RETRY_PAUSE`]. Ok(false): a stop was requested first. At `deadline`, an error
+/// saying `late(why)`, where `why` is `accept`'s reason for refusing the last answer.
+pub fn until(
+    addr: SocketAddr,
+    path: &str,
+    deadline: Instant,
+    signals: &Signals,
+    mut accept: impl FnMut(std::io::Result<(u16, Vec<u8>)>) -> std::result::Result<(), String>,
+    late: impl FnOnce(&str) -> String,
+) -> Result<bool> {
     loop {
-        let last = match status(addr, path) {
-            Ok(200) => return Ok(true),
-            Ok(code) => format!("status {code}"),
-            Err(e) => e.to_string(),
+        let why = match accept(fetch(addr, path)) {
+            Ok(()) => return Ok(true),
+            Err(why) => why,
         };
         if Instant::now() >= deadline {
-            return Err(LabError::Child(format!(
-                "GET http://{addr}{path} did not answer 200 in time (last: {last})"
-            )));
+            return Err(LabError::Child(late(&why)));
         }
         if signals.stop_requested(RETRY_PAUSE) {
             return Ok(false);
         }
     }
-}
-
-/// The status code of `GET path` on `addr`.
-fn status(addr: SocketAddr, path: &str) -> std::io::Result<u16> {
-    fetch(addr, path).map(|(code, _)| code)
 }
 
 /// Status code and body of `GET path` on `addr` (the body is read to the end: the request

@@ -9,16 +9,13 @@
 //! places as it will go on placing.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use wire::RouterStats;
 
-use crate::error::{LabError, Result};
+use crate::error::Result;
 use crate::probe;
 use crate::signals::Signals;
-
-/// Pause between looks at the router's `/stats` (cut short by a stop request).
-const RETRY_PAUSE: Duration = Duration::from_millis(50);
 
 /// Waits until the router with the admin API at `admin` has a load report from every
 /// node in its membership. Ok(false): a stop was requested first. An error at `deadline`
@@ -28,27 +25,26 @@ pub fn every_node_reported(
     deadline: Instant,
     signals: &Signals,
 ) -> Result<bool> {
-    loop {
-        let last = match probe::fetch(admin, "/stats") {
+    probe::until(
+        admin,
+        "/stats",
+        deadline,
+        signals,
+        |answer| match answer {
             Ok((200, body)) => match serde_json::from_slice::<RouterStats>(&body) {
                 Ok(stats) => match unreported(&stats) {
-                    silent if silent.is_empty() => return Ok(true),
-                    silent => format!("no load report yet from {}", silent.join(", ")),
+                    silent if silent.is_empty() => Ok(()),
+                    silent => Err(format!("no load report yet from {}", silent.join(", "))),
                 },
-                Err(e) => format!("its /stats does not parse: {e}"),
+                Err(e) => Err(format!("its /stats does not parse: {e}")),
             },
-            Ok((code, _)) => format!("/stats answered {code}"),
-            Err(e) => format!("/stats: {e}"),
-        };
-        if Instant::now() >= deadline {
-            return Err(LabError::Child(format!(
-                "the router at http://{admin} did not hear from every node in time ({last})"
-            )));
-        }
-        if signals.stop_requested(RETRY_PAUSE) {
-            return Ok(false);
-        }
-    }
+            Ok((code, _)) => Err(format!("/stats answered {code}")),
+            Err(e) => Err(format!("/stats: {e}")),
+        },
+        |last| {
+            format!("the router at http://{admin} did not hear from every node in time ({last})")
+        },
+    )
 }
 
 /// The names of the configured nodes the router has no load report from.
