@@ -21,8 +21,24 @@ pub struct Flags {
     pub docroot: Option<PathBuf>,
     /// Be a cache in front of this origin (http://host[:port][/path]) instead of serving a
     /// docroot. Repeat for fallbacks: each request tries them in order until one answers.
+    /// Never stored, only relayed to the client whose request fetched them: responses with
+    /// Cache-Control no-store or private, Vary: *, or Set-Cookie (see --origin-set-cookie);
+    /// answers to requests with Authorization unless public, s-maxage or must-revalidate
+    /// allow it; 206, 304 and statuses HTTP does not let a cache store without freshness.
     #[arg(long, value_name = "URL", conflicts_with = "docroot")]
     pub origin: Vec<String>,
+    /// An origin response that sets a cookie (Set-Cookie) is never stored by default: only
+    /// the client whose request fetched it gets it. store-without stores it with every
+    /// Set-Cookie removed (for origins that set tracking cookies on static files): the
+    /// fetching client still gets its cookie, every other client the object without one.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "never-store")]
+    pub origin_set_cookie: crate::origin::SetCookie,
+    /// Seconds that a URL whose origin response could not be shared (Set-Cookie, no-store,
+    /// private, Vary: *) sends its requests straight to the origin instead of having them
+    /// wait for one fetch they could not use (hit-for-miss); a cacheable response ends it
+    /// at once. 0 turns it off.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub origin_uncacheable_secs: u64,
     /// Seconds an origin response without Cache-Control max-age/s-maxage or Expires stays
     /// fresh (for the statuses HTTP allows to be cached that way, such as 200 and 404).
     #[arg(long, value_name = "SECS", default_value_t = 60)]
@@ -168,6 +184,8 @@ impl Flags {
             o.max_idle_per_origin = self.origin_max_idle;
             o.max_head_bytes = self.origin_max_head_kb << 10;
             o.max_head_fields = self.origin_max_head_fields;
+            o.set_cookie = self.origin_set_cookie;
+            o.uncacheable_for = Duration::from_secs(self.origin_uncacheable_secs);
             cfg.origin = Some(o);
         }
         cfg.cache_bytes = self.cache_mb << 20;

@@ -4,39 +4,18 @@
 
 mod common;
 
+use common::origin::{cache_status, caching_node, get_with, load};
 use common::{pattern, Client, TestNode, WAIT};
-use node::origin::{OriginConfig, OriginUrl};
+use node::origin::OriginConfig;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use testkit::{Response, Route, TestOrigin};
 
-/// A node caching in front of `origins`, tried in order; `tune` adjusts the origin settings.
-fn caching_node(origins: &[String], tune: impl FnOnce(&mut OriginConfig)) -> TestNode {
-    let urls = origins.iter().map(|u| OriginUrl::parse(u).unwrap()).collect();
-    let mut o = OriginConfig::new(urls);
-    tune(&mut o);
-    TestNode::start(move |cfg| cfg.origin = Some(o))
-}
-
 /// An address nothing listens on (bound, then released).
 fn dead_url() -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     format!("http://{}", l.local_addr().unwrap())
-}
-
-fn cache_status(r: &Response) -> &str {
-    r.header("x-larder-cache").unwrap_or("")
-}
-
-fn get_with(c: &mut Client, path: &str, extra: &str) -> Response {
-    c.send(format!("GET {path} HTTP/1.1\r\nHost: t\r\n{extra}\r\n").as_bytes());
-    c.response(false)
-}
-
-fn load(addr: SocketAddr) -> serde_json::Value {
-    let r = Client::connect(addr).get(wire::LOAD_REPORT_PATH);
-    serde_json::from_slice(&r.body).unwrap()
 }
 
 #[test]

@@ -25,6 +25,9 @@ pub enum Route {
         chunked: bool,
         /// Send the head and this many body bytes, then wait for the release before the rest.
         pause_at: Option<usize>,
+        /// Response fields copied from the request: `(response name, request name)`, the
+        /// field sent only when the request carries it (a per-client `Set-Cookie`, say).
+        echo: Vec<(String, String)>,
     },
     /// Read the request, never answer (until the origin stops).
     Silent,
@@ -36,14 +39,21 @@ impl Route {
     /// A 200 with these fields and body, framed by Content-Length.
     pub fn ok(fields: &[(&str, &str)], body: &[u8]) -> Route {
         let fields = fields.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
-        Route::Respond { status: 200, fields, body: body.to_vec(), chunked: false, pause_at: None }
+        Route::Respond {
+            status: 200,
+            fields,
+            body: body.to_vec(),
+            chunked: false,
+            pause_at: None,
+            echo: Vec::new(),
+        }
     }
 
     /// The same with another status.
     pub fn status(self, code: u16) -> Route {
         match self {
-            Route::Respond { fields, body, chunked, pause_at, .. } => {
-                Route::Respond { status: code, fields, body, chunked, pause_at }
+            Route::Respond { fields, body, chunked, pause_at, echo, .. } => {
+                Route::Respond { status: code, fields, body, chunked, pause_at, echo }
             }
             other => other,
         }
@@ -52,8 +62,8 @@ impl Route {
     /// The same framed with the chunked coding.
     pub fn chunked(self) -> Route {
         match self {
-            Route::Respond { status, fields, body, pause_at, .. } => {
-                Route::Respond { status, fields, body, chunked: true, pause_at }
+            Route::Respond { status, fields, body, pause_at, echo, .. } => {
+                Route::Respond { status, fields, body, chunked: true, pause_at, echo }
             }
             other => other,
         }
@@ -63,8 +73,21 @@ impl Route {
     /// origin is released ([`TestOrigin::hold`] applies mid-body instead of before the head).
     pub fn pause_at(self, n: usize) -> Route {
         match self {
-            Route::Respond { status, fields, body, chunked, .. } => {
-                Route::Respond { status, fields, body, chunked, pause_at: Some(n) }
+            Route::Respond { status, fields, body, chunked, echo, .. } => {
+                Route::Respond { status, fields, body, chunked, pause_at: Some(n), echo }
+            }
+            other => other,
+        }
+    }
+
+    /// The same, answering each request that carries the field `request` with a field
+    /// `response` of the same value (also on a 304): a per-client answer such as the
+    /// `Set-Cookie` of a login, whose owner the test can tell.
+    pub fn echo(self, request: &str, response: &str) -> Route {
+        match self {
+            Route::Respond { status, fields, body, chunked, pause_at, mut echo } => {
+                echo.push((response.to_string(), request.to_string()));
+                Route::Respond { status, fields, body, chunked, pause_at, echo }
             }
             other => other,
         }
@@ -227,7 +250,12 @@ fn serve(s: &Shared, mut conn: TcpStream) {
                 let _ = s.changed.wait_timeout_while(st, LIMIT, |_| !s.stop.load(Ordering::SeqCst));
                 return;
             }
-            Some(Route::Respond { status, fields: rf, body, chunked, pause_at }) => {
+            Some(Route::Respond { status, fields: mut rf, body, chunked, pause_at, echo }) => {
+                for (response, request) in &echo {
+                    if let Some(v) = crate::header(&fields, request) {
+                        rf.push((response.clone(), v.to_string()));
+                    }
+                }
                 let answer = render(status, &rf, &body, chunked, &fields);
                 if let Some(n) = pause_at {
                     let at = (answer.len() - body.len() + n).min(answer.len());

@@ -61,6 +61,25 @@ impl std::fmt::Display for OriginUrl {
 #[error("origin {0:?} is not an http://host[:port][/path] URL")]
 pub struct OriginUrlError(pub String);
 
+/// What a caching node does with an origin response that carries `Set-Cookie`.
+///
+/// A cookie belongs to the client whose request fetched it: a shared cache that stored
+/// it with the response would hand one user's session to everyone after. Varnish's
+/// built-in rules make such responses uncacheable, nginx does not store them unless told
+/// to ignore `Set-Cookie`. Default is [`SetCookie::NeverStore`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum SetCookie {
+    /// Not stored: the response goes to the client that fetched it and to no other; the
+    /// requests that waited on that fetch fetch on their own.
+    #[default]
+    NeverStore,
+    /// Stored with every Set-Cookie removed; the client that fetched it still gets its
+    /// cookies, every other client the object without them. For origins that set
+    /// tracking cookies on static files.
+    StoreWithout,
+}
+
 /// The node as a cache in front of origins (`larder node --origin`).
 #[derive(Clone, Debug)]
 pub struct OriginConfig {
@@ -77,6 +96,14 @@ pub struct OriginConfig {
     pub max_head_bytes: usize,
     /// Most header fields in an origin response head (502 beyond).
     pub max_head_fields: usize,
+    /// Responses that carry `Set-Cookie`. Default is [`SetCookie::NeverStore`].
+    pub set_cookie: SetCookie,
+    /// How long a target whose origin response was not shareable (`Set-Cookie`,
+    /// `no-store`, `private`, `Vary: *`) sends later requests straight to the origin
+    /// instead of queueing them behind one fetch they could not use (Varnish's
+    /// hit-for-miss); a cacheable response ends it at once. Zero turns it off. Default is
+    /// 120 s.
+    pub uncacheable_for: Duration,
 }
 
 impl OriginConfig {
@@ -91,6 +118,8 @@ impl OriginConfig {
             max_idle_per_origin: 32,
             max_head_bytes: 64 * 1024,
             max_head_fields: 128,
+            set_cookie: SetCookie::NeverStore,
+            uncacheable_for: Duration::from_secs(120),
         }
     }
 }

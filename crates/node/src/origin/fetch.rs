@@ -3,14 +3,17 @@
 //! into the cache while relayed (`filling.rs`), any other body read whole when it fits the
 //! cache (and stored when the rules allow), or handed over for relaying when it does not.
 //! What other requests for the same target may share of it is the [`Outcome`]; what only
-//! the fetching request may use is its [`Own`] answer.
+//! the fetching request may use is its [`Own`] answer, which alone carries the cookies the
+//! origin set (`Set-Cookie` is never stored, or stored without the cookies).
 
 use super::body::OriginBody;
 use super::client::OriginHead;
+use super::config::SetCookie;
 use super::conn::OriginCounters;
+use super::cookies::split_off_cookies;
 use super::fields::{end_to_end, update, Field};
 use super::filling::Filling;
-use super::freshness::{decide, Exchange, Freshness};
+use super::freshness::{decide, Exchange, Freshness, NotStorable};
 use super::store::Stored;
 use super::upstream::Upstream;
 use super::vary::{names, secondary_key};
@@ -68,6 +71,28 @@ pub enum Own {
     Stream(OriginHead, Vec<u8>, OriginBody),
 }
 
+/// What one fetch yields.
+#[derive(Debug)]
+pub struct Fetched {
+    /// What every request waiting on the fetch may use.
+    pub outcome: Outcome,
+    /// What only the fetching request may use, instead of the outcome.
+    pub own: Option<Own>,
+    /// Cookies the origin set, for the fetching request alone, added to the outcome: the
+    /// response was stored without them ([`SetCookie::StoreWithout`]).
+    pub cookies: Vec<Field>,
+}
+
+impl Fetched {
+    fn shared(outcome: Outcome) -> Fetched {
+        Fetched { outcome, own: None, cookies: Vec::new() }
+    }
+
+    fn own(own: Own) -> Fetched {
+        Fetched { outcome: Outcome::Pass, own: Some(own), cookies: Vec::new() }
+    }
+}
+
 /// Request fields never forwarded: the origin gets the framing, host and conditions of
 /// the cache's own request, not the client's.
 const NOT_FORWARDED: &[&str] = &[
@@ -91,7 +116,7 @@ pub async fn fetch(
     req: &RequestHead,
     target: &str,
     stale: Option<Arc<Stored>>,
-) -> (Outcome, Option<Own>) {
+) -> Fetched {
     let req_fields: Vec<Field> =
         req.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect();
     let mut fields: Vec<(&str, &[u8])> = req
@@ -110,10 +135,23 @@ pub async fn fetch(
     let request_time = SystemTime::now();
     let (head, mut body) = match up.client.get(target, &fields).await {
         Ok(r) => r,
-        Err(e) => return (Outcome::Failed(e.status(), e.to_string().into()), None),
+        Err(e) => return Fetched::shared(Outcome::Failed(e.status(), e.to_string().into())),
     };
     let response_time = SystemTime::now();
-    let kept = end_to_end(&head.fields);
+    let (kept, cookies) = match up.config.set_cookie {
+        SetCookie::StoreWithout => split_off_cookies(end_to_end(&head.fields)),
+        SetCookie::NeverStore => (end_to_end(&head.fields), Vec::new()),
+    };
+    // The fields of a response only the fetching client gets: the shared ones and its cookies.
+    let mine =
+        |fields: &[Field]| -> Vec<Field> { fields.iter().chain(&cookies).cloned().collect() };
+    let with_cookies = |outcome| Fetched { outcome, own: None, cookies: cookies.clone() };
+    // A response not shareable by what it says sends later requests straight to the origin.
+    let note = |decision: &Result<Freshness, NotStorable>| match decision {
+        Ok(_) => up.hit_for_miss.clear(target),
+        Err(why) if why.said_by_response() => up.hit_for_miss.mark(target, response_time),
+        Err(_) => {}
+    };
     let exchange = |status, fields| Exchange {
         status,
         fields,
@@ -125,48 +163,52 @@ pub async fn fetch(
     if let (304, Some(s)) = (head.status, &stale) {
         let merged = update(&s.fields, &kept);
         let decision = decide(&exchange(s.status, &merged), defaults);
-        let refreshed = Arc::new(Stored {
-            status: s.status,
-            freshness: decision.unwrap_or(Freshness::none(response_time)),
-            fields: merged,
-            body: Arc::clone(&s.body),
-            vary: s.vary.clone(),
-            vary_key: s.vary_key.clone(),
-        });
+        note(&decision);
+        let refreshed = |fields| {
+            Arc::new(Stored {
+                status: s.status,
+                freshness: decision.unwrap_or(Freshness::none(response_time)),
+                fields,
+                body: Arc::clone(&s.body),
+                vary: s.vary.clone(),
+                vary_key: s.vary_key.clone(),
+            })
+        };
         if decision.is_err() {
             up.store.remove(target, s);
-            return (Outcome::Pass, Some(Own::Whole(refreshed)));
+            return Fetched::own(Own::Whole(refreshed(mine(&merged))));
         }
-        up.store.put(target, Arc::clone(&refreshed));
-        return (Outcome::Shared(refreshed, How::Revalidated), None);
+        let shared = refreshed(merged);
+        up.store.put(target, Arc::clone(&shared));
+        return with_cookies(Outcome::Shared(shared, How::Revalidated));
     }
     let server_error = matches!(head.status, 500 | 502 | 503 | 504);
     if server_error && stale.as_ref().is_some_and(|s| s.freshness.usable_on_error(response_time)) {
         OriginCounters::add(&up.client.counters().errors, 1);
         let why = format!("origin answered {}", head.status);
-        return (Outcome::Failed(Status::BAD_GATEWAY, why.into()), None);
+        return Fetched::shared(Outcome::Failed(Status::BAD_GATEWAY, why.into()));
     }
     let decision = decide(&exchange(head.status, &kept), defaults);
+    note(&decision);
     let declared = body.declared_len();
     if declared.is_some_and(|n| n > max_cached) {
-        return (Outcome::Pass, Some(Own::Stream(head, Vec::new(), body)));
+        return Fetched::own(Own::Stream(head, Vec::new(), body));
     }
+    let vary = names(&kept);
+    let vary_key = secondary_key(&vary, req);
     if let (Ok(freshness), Some(len @ 1..)) = (decision, declared) {
         // Cacheable and of known length: every request for it relays the body as it
         // arrives, while it fills the cache.
-        let vary = names(&kept);
         let meta = Arc::new(Stored {
             status: head.status,
             freshness,
-            vary_key: secondary_key(&vary, req),
+            vary_key,
             vary,
             fields: kept,
             body: Arc::from(&[][..]),
         });
-        return (
-            Outcome::Filling(Filling::start(&up.store, &up.fills, target, meta, len, body)),
-            None,
-        );
+        let fill = Filling::start(&up.store, &up.fills, target, meta, len, body);
+        return with_cookies(Outcome::Filling(fill));
     }
     let mut data = Vec::new();
     loop {
@@ -174,28 +216,31 @@ pub async fn fetch(
             Ok(Some(piece)) => {
                 data.extend_from_slice(&piece);
                 if data.len() as u64 > max_cached {
-                    return (Outcome::Pass, Some(Own::Stream(head, data, body)));
+                    return Fetched::own(Own::Stream(head, data, body));
                 }
             }
             Ok(None) => break,
-            Err(e) => return (Outcome::Failed(e.status(), e.to_string().into()), None),
+            Err(e) => return Fetched::shared(Outcome::Failed(e.status(), e.to_string().into())),
         }
     }
-    let vary = names(&kept);
+    let Ok(freshness) = decision else {
+        if let Some(s) = &stale {
+            up.store.remove(target, s);
+        }
+        let fields = mine(&kept);
+        let freshness = Freshness::none(response_time);
+        let own =
+            Stored { status: head.status, freshness, vary_key, vary, fields, body: data.into() };
+        return Fetched::own(Own::Whole(Arc::new(own)));
+    };
     let stored = Arc::new(Stored {
         status: head.status,
-        freshness: decision.unwrap_or(Freshness::none(response_time)),
-        vary_key: secondary_key(&vary, req),
+        freshness,
+        vary_key,
         vary,
         fields: kept,
         body: data.into(),
     });
-    if decision.is_err() {
-        if let Some(s) = &stale {
-            up.store.remove(target, s);
-        }
-        return (Outcome::Pass, Some(Own::Whole(stored)));
-    }
     up.store.put(target, Arc::clone(&stored));
-    (Outcome::Shared(stored, How::Miss), None)
+    with_cookies(Outcome::Shared(stored, How::Miss))
 }

@@ -10,7 +10,9 @@
 //!   304 is stored only with `max-age`, `s-maxage`, `Expires` or `public`.
 //! - `no-store` and `private` (with or without field names) are never stored; neither is
 //!   an answer to a request with `Authorization` unless `public`, `s-maxage` or
-//!   `must-revalidate` allow it (§3.5); nor one with `Vary: *`.
+//!   `must-revalidate` allow it (§3.5); nor one with `Vary: *`; nor one that sets a cookie
+//!   (`Set-Cookie`: the caller removes the cookies first when the operator chose to store
+//!   such responses without them).
 //! - `no-cache` is stored but revalidated before every use. `must-revalidate`,
 //!   `proxy-revalidate` and `s-maxage` forbid serving stale, even on an origin error (the
 //!   client then gets 504, as §5.2.2.2 asks).
@@ -19,6 +21,7 @@
 //!   when it has one, the configured default otherwise.
 
 use super::cache_control::Directives;
+use super::cookies::sets_cookie;
 use super::fields::{first, values, Field};
 use http1::parse_http_date;
 use std::time::{Duration, SystemTime};
@@ -56,6 +59,17 @@ pub enum NotStorable {
     Private,
     Authorization,
     VaryAny,
+    SetCookie,
+}
+
+impl NotStorable {
+    /// Whether the reason lies in the response alone, so the next response for the target
+    /// will most likely not be shareable either (not the status, which an origin error
+    /// can cause, nor this request's `Authorization`).
+    pub fn said_by_response(self) -> bool {
+        use NotStorable::*;
+        matches!(self, NoStore | Private | VaryAny | SetCookie)
+    }
 }
 
 /// How long a stored response stays fresh and what may be done once it is stale.
@@ -110,6 +124,9 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
     }
     if cc.private {
         return Err(NotStorable::Private);
+    }
+    if sets_cookie(x.fields) {
+        return Err(NotStorable::SetCookie);
     }
     if x.authorized && !(cc.public || cc.s_maxage.is_some() || cc.must_revalidate) {
         return Err(NotStorable::Authorization);
@@ -224,6 +241,11 @@ mod tests {
         assert_eq!(decide_at(200, &[cc("private=\"x\"")]), Err(NotStorable::Private));
         let vary = ("Vary", "Accept, *".to_string());
         assert_eq!(decide_at(200, &[vary]), Err(NotStorable::VaryAny));
+        let cookie = ("Set-Cookie", "session=1".to_string());
+        assert_eq!(
+            decide_at(200, &[cc("public, max-age=60"), cookie]),
+            Err(NotStorable::SetCookie)
+        );
         let f = fields(&[]);
         let mut x = Exchange {
             status: 200,

@@ -9,8 +9,10 @@
 //!   the idle pool and the counters; `body.rs`: the response body read in pieces, the
 //!   connection handed back at its end.
 //! - `fields.rs`, `cache_control.rs`, `freshness.rs`, `vary.rs`: the RFC 9111 rules,
-//!   pure (time passed in).
+//!   pure (time passed in); `cookies.rs`: `Set-Cookie`, never handed to another client.
 //! - `store.rs`: stored responses, keyed by target and `Vary` values.
+//! - `hit_for_miss.rs`: targets whose requests skip coalescing for a while, their last
+//!   response not being shareable.
 //! - `upstream.rs`: what a fetch works with; `state.rs`: that and the fetches under way.
 //! - `fetch.rs`: one fetch (conditional when revalidating) and what it yields;
 //!   `filling.rs`: a cacheable body arriving, relayed to every request that wants it;
@@ -22,11 +24,13 @@ pub mod cache_control;
 mod client;
 pub mod config;
 mod conn;
+mod cookies;
 pub mod error;
 mod fetch;
 pub mod fields;
 mod filling;
 pub mod freshness;
+mod hit_for_miss;
 mod relay;
 mod serve;
 mod state;
@@ -35,7 +39,7 @@ mod upstream;
 pub mod vary;
 
 pub use client::OriginClient;
-pub use config::{OriginConfig, OriginUrl, OriginUrlError};
+pub use config::{OriginConfig, OriginUrl, OriginUrlError, SetCookie};
 pub use conn::OriginCounters;
 pub use error::OriginError;
 pub(crate) use relay::Relay;

@@ -3,7 +3,7 @@
 //! (`single_flight`), then the answer: the shared stored or filling response, this request's own (uncacheable or relayed) response, a stale copy
 //! standing in for a failed origin, or 502/504 with the reason.
 
-use super::fetch::{fetch, How, Outcome, Own};
+use super::fetch::{fetch, Fetched, How, Outcome, Own};
 use super::fields::{end_to_end, Field};
 use super::filling::Filling;
 use super::relay::{Relay, Source};
@@ -40,9 +40,10 @@ pub async fn serve(
             node.holdings.borrow_mut().changed();
         }
     }
-    let to = Answer { node, req, ctx };
+    let mut to = Answer { node, req, ctx, cookies: Vec::new() };
     let cached = origin.upstream.store.get(target, req);
-    if let Some(s) = cached.as_ref().filter(|s| s.freshness.is_fresh(SystemTime::now())) {
+    let now = SystemTime::now();
+    if let Some(s) = cached.as_ref().filter(|s| s.freshness.is_fresh(now)) {
         Counters::add(&node.counters.hits, 1);
         return to.stored(s, How::Hit, out);
     }
@@ -51,31 +52,38 @@ pub async fn serve(
         return to.filling(&fill, out);
     }
     let max_cached = node.config.max_cached_file_bytes;
-    let own = RefCell::new(None);
-    let work = async {
-        let (outcome, mine) =
-            fetch(&origin.upstream, max_cached, req, target, cached.clone()).await;
-        *own.borrow_mut() = mine;
-        outcome
+    let alone = || fetch(&origin.upstream, max_cached, req, target, cached.clone());
+    let (mut outcome, mut mine) = if origin.upstream.hit_for_miss.is_marked(target, now) {
+        // The last response for this target was not shareable: no queueing behind a
+        // fetch whose answer this request most likely could not use.
+        let (outcome, mine) = Mine::split(alone().await);
+        (Some(outcome), mine)
+    } else {
+        let mine = RefCell::new(Mine::Waited);
+        let work = async {
+            let (outcome, m) = Mine::split(alone().await);
+            *mine.borrow_mut() = m;
+            outcome
+        };
+        let outcome = origin.fetching.run(target, work).await;
+        (outcome, mine.into_inner())
     };
-    let mut outcome = origin.fetching.run(target, work).await;
-    if let Some(mine) = own.take() {
-        return to.own(mine, out);
-    }
     let usable = match &outcome {
         Some(Outcome::Shared(s, _)) => s.matches(req),
         Some(Outcome::Filling(f)) => f.meta.matches(req),
         Some(Outcome::Failed(..)) => true,
         Some(Outcome::Pass) | None => false,
     };
-    if !usable {
+    if matches!(mine, Mine::Waited) && !usable {
         // The fetch waited for was not for this request (uncacheable, another variant, or
         // its request went away): fetch alone.
-        let (o, mine) = fetch(&origin.upstream, max_cached, req, target, cached.clone()).await;
-        if let Some(mine) = mine {
-            return to.own(mine, out);
-        }
-        outcome = Some(o);
+        let (o, m) = Mine::split(alone().await);
+        (outcome, mine) = (Some(o), m);
+    }
+    match mine {
+        Mine::Own(own) => return to.own(own, out),
+        Mine::Cookies(cookies) => to.cookies = cookies,
+        Mine::Waited => {}
     }
     match outcome {
         Some(Outcome::Shared(s, how)) => to.stored(&s, how, out),
@@ -97,11 +105,33 @@ pub async fn serve(
     }
 }
 
+/// What a fetch left for this request beside the outcome every waiting request shares.
+enum Mine {
+    /// This request waited on another's fetch: the shared outcome alone.
+    Waited,
+    /// This request fetched, and the outcome is shared with these cookies for it alone.
+    Cookies(Vec<Field>),
+    /// This request fetched an answer only it may use.
+    Own(Own),
+}
+
+impl Mine {
+    fn split(f: Fetched) -> (Outcome, Mine) {
+        let mine = match f.own {
+            Some(own) => Mine::Own(own),
+            None => Mine::Cookies(f.cookies),
+        };
+        (f.outcome, mine)
+    }
+}
+
 /// Who is being answered: the node, the request and what shapes the response.
 struct Answer<'a> {
     node: &'a NodeState,
     req: &'a RequestHead,
     ctx: &'a ReplyCtx,
+    /// Cookies the origin set for this client alone, added to the shared response.
+    cookies: Vec<Field>,
 }
 
 impl Answer<'_> {
@@ -116,6 +146,7 @@ impl Answer<'_> {
                     h.header(name, value);
                 }
             }
+            write_fields(&mut h, &self.cookies);
             h.header("X-Larder-Cache", how.as_bytes());
             h.finish();
             return (Status::NOT_MODIFIED, false);
@@ -123,6 +154,7 @@ impl Answer<'_> {
         let status = Status::new(s.status).unwrap_or(Status::BAD_GATEWAY);
         let mut h = begin(self.node, out, status, self.ctx);
         write_fields(&mut h, &s.fields);
+        write_fields(&mut h, &self.cookies);
         if how != How::Pass {
             h.header_u64("Age", s.freshness.age(SystemTime::now()).as_secs());
         }

@@ -6,6 +6,7 @@ use super::client::OriginClient;
 use super::config::OriginConfig;
 use super::conn::OriginCounters;
 use super::fetch::Outcome;
+use super::hit_for_miss::HitForMiss;
 use super::store::ObjectStore;
 use super::upstream::Upstream;
 use crate::single_flight::SingleFlight;
@@ -23,6 +24,8 @@ impl OriginState {
             client: OriginClient::new(&config),
             store: Rc::new(ObjectStore::new(cache_bytes)),
             fills: Rc::default(),
+            // Marks are small: a sixty-fourth of the cache holds tens of thousands.
+            hit_for_miss: HitForMiss::new(config.uncacheable_for, cache_bytes / 64 + (64 << 10)),
             config,
         };
         OriginState { upstream, fetching: SingleFlight::default() }

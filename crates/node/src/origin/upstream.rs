@@ -5,6 +5,7 @@
 use super::client::OriginClient;
 use super::config::OriginConfig;
 use super::filling::Fills;
+use super::hit_for_miss::HitForMiss;
 use super::store::ObjectStore;
 use std::rc::Rc;
 
@@ -13,4 +14,6 @@ pub struct Upstream {
     pub client: OriginClient,
     pub store: Rc<ObjectStore>,
     pub fills: Rc<Fills>,
+    /// Targets whose requests go straight to the origin for now.
+    pub hit_for_miss: HitForMiss,
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses a different part of this module
 
+pub mod origin;
+
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
