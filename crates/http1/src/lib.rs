@@ -1,12 +1,19 @@
 //! HTTP/1.1 building blocks shared by `larder node` and `larder route`.
 //!
 //! Map of the crate:
-//! - [`limits`]: the configurable bounds a request head must respect ([`Limits`]).
+//! - [`limits`]: the configurable bounds a request head must respect ([`Limits`]), and a
+//!   response head ([`ResponseLimits`]).
 //! - [`request`]: request-head parsing on top of `httparse` ([`parse_head`], [`RequestHead`]),
 //!   typed errors that know their status ([`ParseError`]), and keep-alive semantics for
 //!   HTTP/1.0 and HTTP/1.1 ([`RequestHead::keep_alive`]).
 //! - [`response`]: status codes with reason phrases ([`Status`]) and a response-head writer
 //!   ([`ResponseHead`]).
+//! - [`response_head`]: response-head parsing for every client, borrowing the received
+//!   bytes ([`parse_response_head`], [`ReceivedHead`], [`ResponseHeadError`]).
+//! - [`header_slots`]: stack room for the fields of a head parsed in place
+//!   ([`HeaderSlots`]).
+//! - [`tokens`]: tokens of list fields and keep-alive by `Connection` ([`has_token`],
+//!   [`keep_alive`]), for requests and responses.
 //! - [`framing`]: where a message body ends (RFC 9112 §6), refusing every ambiguity that
 //!   request smuggling needs ([`BodyFraming`], [`FramingError`]).
 //! - [`authority`]: `Host` values and absolute-form targets checked against RFC 3986's
@@ -25,14 +32,20 @@ pub mod authority;
 pub mod chunked;
 pub mod date;
 pub mod framing;
+pub mod header_slots;
 pub mod limits;
 pub mod request;
 pub mod response;
+pub mod response_head;
+pub mod tokens;
 
 pub use authority::{is_valid_host, split_absolute, Absolute, AuthorityError};
 pub use chunked::{ChunkError, ChunkEvent, ChunkLimits, ChunkedDecoder};
 pub use date::{format_http_date, parse_http_date, CivilTime, DateCache};
 pub use framing::{BodyFraming, FramingError};
-pub use limits::Limits;
+pub use header_slots::HeaderSlots;
+pub use limits::{Limits, ResponseLimits};
 pub use request::{parse_head, Header, Method, ParseError, RequestHead, Version};
 pub use response::{ResponseHead, Status};
+pub use response_head::{parse_response_head, ReceivedHead, ResponseHeadError};
+pub use tokens::{has_token, keep_alive};

@@ -246,23 +246,20 @@ impl RequestHead {
     }
 
     /// Whether the comma-separated list header `name` contains `token` (case-insensitive),
-    /// across all its field lines, as RFC 9110 §5.3 says lists may be split.
+    /// across all its field lines ([`crate::tokens::has_token`]).
     pub fn has_token(&self, name: &str, token: &str) -> bool {
-        self.header_values(name).any(|v| {
-            v.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
-        })
+        crate::tokens::has_token(self.fields(), name, token)
     }
 
     /// Whether the connection stays open after the response: HTTP/1.1 persists unless the
     /// client says `close`; HTTP/1.0 closes unless it says `keep-alive`.
     pub fn keep_alive(&self) -> bool {
-        if self.has_token("connection", "close") {
-            return false;
-        }
-        match self.version {
-            Version::Http11 => true,
-            Version::Http10 => self.has_token("connection", "keep-alive"),
-        }
+        crate::tokens::keep_alive(self.version, || self.fields())
+    }
+
+    /// The fields in the order received, as (name, value) pairs.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &[u8])> + '_ {
+        self.headers.iter().map(|h| (h.name.as_str(), h.value.as_slice()))
     }
 
     /// The target's path, without the query (for origin-form and absolute-form targets).
