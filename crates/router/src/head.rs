@@ -8,16 +8,16 @@
 //! form. `Host` must be a valid `host[:port]` and only `OPTIONS` may target `*`. An
 //! absolute-form target (`GET http://h/x`) is forwarded in origin-form (`GET /x`) with
 //! `Host: h`, whatever Host the client sent (RFC 9112 §3.2.2). A response head is
-//! parsed here (httparse) and rewritten the same way for the client. Syntax the parser
-//! refuses — obs-fold, bare CR, invalid names, space before the colon — and the framing
-//! ambiguities of `http1::framing` all become a [`Rejection`], never a forwarded byte.
+//! parsed in place by `http1::parse_response_head` (every larder client's parser) and
+//! rewritten the same way for the client. Syntax the parser refuses — obs-fold, bare CR,
+//! invalid names, space before the colon — and the framing ambiguities of
+//! `http1::framing` all become a [`Rejection`], never a forwarded byte.
 
-use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use http1::framing::{self, BodyFraming, FramingError};
 use http1::response::push_decimal;
-use http1::{ParseError, ResponseHead, Status};
+use http1::{has_token, HeaderSlots, ParseError, ResponseHead, ResponseHeadError, Status};
 
 /// Why a request is answered by the router itself, never forwarded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -201,44 +201,6 @@ fn connection_tokens<'a>(fields: impl Iterator<Item = (&'a str, &'a [u8])>) -> T
         .filter(|t| !t.is_empty())
         .for_each(|t| tokens.push(t));
     tokens
-}
-
-/// Whether the list field `name` contains `token` (case-insensitive), across all its
-/// field lines (RFC 9110 §5.3).
-fn has_token<'a>(
-    mut fields: impl Iterator<Item = (&'a str, &'a [u8])>,
-    name: &str,
-    token: &str,
-) -> bool {
-    fields.any(|(n, v)| {
-        n.eq_ignore_ascii_case(name)
-            && v.split(|&b| b == b',')
-                .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
-    })
-}
-
-/// Header slots for httparse, uninitialised (so free) and on the stack up to
-/// `STACK_SLOTS`; a larger configured limit takes them from the heap.
-const STACK_SLOTS: usize = 128;
-
-struct HeaderSlots<'b> {
-    stack: [MaybeUninit<httparse::Header<'b>>; STACK_SLOTS],
-    heap: Vec<MaybeUninit<httparse::Header<'b>>>,
-}
-
-impl<'b> HeaderSlots<'b> {
-    fn new() -> Self {
-        HeaderSlots { stack: [const { MaybeUninit::uninit() }; STACK_SLOTS], heap: Vec::new() }
-    }
-
-    fn get(&mut self, n: usize) -> &mut [MaybeUninit<httparse::Header<'b>>] {
-        if n <= STACK_SLOTS {
-            &mut self.stack[..n]
-        } else {
-            self.heap.resize_with(n, MaybeUninit::uninit);
-            &mut self.heap
-        }
-    }
 }
 
 /// Append the list field `name`: the values of every field so named, joined with ", "
@@ -476,30 +438,28 @@ pub(crate) fn parse_response(
         return Ok(None);
     }
     let mut slots = HeaderSlots::new();
-    let mut resp = httparse::Response::new(&mut []);
-    let config = httparse::ParserConfig::default();
-    let len = match config.parse_response_with_uninit_headers(
-        &mut resp,
-        buf,
-        slots.get(rules.max_headers),
-    ) {
-        Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(httparse::Error::TooManyHeaders) => return Err(BadResponse::TooLarge),
-        Err(_) => return Err(BadResponse::Malformed),
+    // The upstream buffer's size bounds the head's bytes.
+    let limits =
+        http1::ResponseLimits { max_head_bytes: usize::MAX, max_fields: rules.max_headers };
+    let head = match http1::parse_response_head(buf, &mut slots, &limits) {
+        Ok(Some(head)) => head,
+        Ok(None) => return Ok(None),
+        Err(ResponseHeadError::TooManyFields { .. } | ResponseHeadError::TooLarge { .. }) => {
+            return Err(BadResponse::TooLarge)
+        }
+        Err(ResponseHeadError::Malformed(_)) => return Err(BadResponse::Malformed),
     };
-    let status = resp.code.unwrap_or(0);
-    let minor = resp.version.unwrap_or(1);
+    let (status, len) = (head.status, head.len);
+    let minor = if head.version == http1::Version::Http10 { 0 } else { 1 };
     if status == 101 {
         return Err(BadResponse::Switch);
     }
-    let fields = || resp.headers.iter().map(|h| (h.name, h.value));
-    let framing = framing::response_framing(fields(), status, rules.head_request)
-        .map_err(BadResponse::Framing)?;
+    let fields = || head.fields();
+    let framing = head.framing(rules.head_request).map_err(BadResponse::Framing)?;
     let tokens = connection_tokens(fields());
     let upstream_keep_alive =
         if minor == 0 { tokens.has("keep-alive") } else { !tokens.has("close") };
-    let interim = (100..200).contains(&status);
+    let interim = head.is_interim();
     let client_body = if framing == BodyFraming::Chunked && rules.client_minor == 0 {
         ClientBody::Dechunked
     } else {
@@ -513,7 +473,7 @@ pub(crate) fn parse_response(
     out.extend_from_slice(b"HTTP/1.1 ");
     push_decimal(out, u64::from(status));
     out.push(b' ');
-    out.extend_from_slice(resp.reason.unwrap_or("").as_bytes());
+    out.extend_from_slice(head.reason.as_bytes());
     out.extend_from_slice(b"\r\n");
     for (name, value) in fields() {
         if is_forwarded(name, &tokens) {
