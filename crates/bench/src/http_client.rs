@@ -1,13 +1,15 @@
 //! A lean HTTP/1.1 client on one raw TCP connection.
 //!
 //! The load generator must never be the bottleneck, so this does only what measuring needs:
-//! write a prebuilt request, parse the response head with `httparse`, and skip the body
+//! write a prebuilt request, parse the response head in place (`http1`'s parser, framing
+//! and keep-alive rules: the ones the router and the node use), and skip the body
 //! (Content-Length, chunked, or until close) while counting every byte received. Bodies are
 //! never stored.
 
 use std::io;
 use std::net::SocketAddr;
 
+use http1::{BodyFraming, FramingError, HeaderSlots, ResponseLimits};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -16,6 +18,8 @@ use tokio::net::TcpStream;
 const BUFFER_BYTES: usize = 16 * 1024;
 /// Headers parsed per response; more is a protocol error.
 const MAX_HEADERS: usize = 64;
+const LIMITS: ResponseLimits =
+    ResponseLimits { max_head_bytes: BUFFER_BYTES, max_fields: MAX_HEADERS };
 /// The header a larder router adds to name the node that served a request.
 pub const NODE_HEADER: &str = "x-larder-node";
 /// The header a larder router adds to name itself (several routers may share an address).
@@ -65,14 +69,6 @@ pub struct HttpConnection {
     consumed: u64,
 }
 
-/// How the body of a response is delimited.
-enum Framing {
-    None,
-    Length(u64),
-    Chunked,
-    UntilClose,
-}
-
 impl HttpConnection {
     /// Open a TCP connection to `addr` with Nagle's algorithm off.
     pub async fn connect(addr: SocketAddr) -> io::Result<Self> {
@@ -93,13 +89,13 @@ impl HttpConnection {
         self.consumed = 0;
         let (mut response, framing) = self.read_head().await?;
         response.body_bytes = match framing {
-            Framing::None => 0,
-            Framing::Length(n) => {
+            BodyFraming::Empty => 0,
+            BodyFraming::Length(n) => {
                 self.skip(n).await?;
                 n
             }
-            Framing::Chunked => self.skip_chunked().await?,
-            Framing::UntilClose => {
+            BodyFraming::Chunked => self.skip_chunked().await?,
+            BodyFraming::UntilClose => {
                 response.keep_alive = false;
                 self.skip_until_close().await?
             }
@@ -110,60 +106,17 @@ impl HttpConnection {
 
     /// Parse the status line and headers; skips interim (1xx) responses. The response's
     /// byte counts are the caller's to fill.
-    async fn read_head(&mut self) -> Result<(Response, Framing), ExchangeError> {
+    async fn read_head(&mut self) -> Result<(Response, BodyFraming), ExchangeError> {
         loop {
-            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-            let mut head = httparse::Response::new(&mut headers);
-            let parsed = head
-                .parse(&self.buf[self.start..self.end])
-                .map_err(|_| ExchangeError::Protocol("bad status line or header"))?;
-            let httparse::Status::Complete(len) = parsed else {
+            let Some((response, framing, len)) = parse_head(&self.buf[self.start..self.end])?
+            else {
                 self.fill().await?;
                 continue;
             };
-            let status = head.code.unwrap_or(0);
-            let http11 = head.version == Some(1);
-            let mut length = None;
-            let mut chunked = false;
-            let mut close = !http11;
-            let mut node = None;
-            let mut router = None;
-            for h in head.headers.iter() {
-                if h.name.eq_ignore_ascii_case("content-length") {
-                    let text = std::str::from_utf8(h.value).ok();
-                    let n = text.and_then(|t| t.trim().parse::<u64>().ok());
-                    length = Some(n.ok_or(ExchangeError::Protocol("bad Content-Length"))?);
-                } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                    chunked = h.value.to_ascii_lowercase().ends_with(b"chunked");
-                } else if h.name.eq_ignore_ascii_case("connection") {
-                    let v = h.value.to_ascii_lowercase();
-                    if v.windows(5).any(|w| w == b"close") {
-                        close = true;
-                    } else if v.windows(10).any(|w| w == b"keep-alive") {
-                        close = false;
-                    }
-                } else if h.name.eq_ignore_ascii_case(NODE_HEADER) {
-                    node = Some(String::from_utf8_lossy(h.value).into_owned());
-                } else if h.name.eq_ignore_ascii_case(ROUTER_HEADER) {
-                    router = Some(String::from_utf8_lossy(h.value).into_owned());
-                }
-            }
             self.consume(len);
-            if (100..200).contains(&status) && status != 101 {
+            if (100..200).contains(&response.status) && response.status != 101 {
                 continue;
             }
-            let framing = if status == 204 || status == 304 || (100..200).contains(&status) {
-                Framing::None
-            } else if chunked {
-                Framing::Chunked
-            } else if let Some(n) = length {
-                Framing::Length(n)
-            } else {
-                Framing::UntilClose
-            };
-            let keep_alive = !close;
-            let response =
-                Response { status, wire_bytes: 0, body_bytes: 0, node, router, keep_alive };
             return Ok((response, framing));
         }
     }
@@ -259,6 +212,33 @@ impl HttpConnection {
     }
 }
 
+/// A complete response head at the start of `bytes`: what an exchange reports of it (byte
+/// counts left to fill), where its body ends, and the head's length.
+fn parse_head(bytes: &[u8]) -> Result<Option<(Response, BodyFraming, usize)>, ExchangeError> {
+    let mut slots = HeaderSlots::new();
+    let head = http1::parse_response_head(bytes, &mut slots, &LIMITS)
+        .map_err(|_| ExchangeError::Protocol("bad status line or header"))?;
+    let Some(head) = head else { return Ok(None) };
+    let framing = match head.framing(false) {
+        Ok(framing) => framing,
+        // `gzip, chunked`: a relay could not decode it, but skipping needs only the chunks.
+        Err(FramingError::UnsupportedCoding) => BodyFraming::Chunked,
+        Err(_) => return Err(ExchangeError::Protocol("bad Content-Length or Transfer-Encoding")),
+    };
+    let (mut node, mut router) = (None, None);
+    for (name, value) in head.fields() {
+        if name.eq_ignore_ascii_case(NODE_HEADER) {
+            node = Some(String::from_utf8_lossy(value).into_owned());
+        } else if name.eq_ignore_ascii_case(ROUTER_HEADER) {
+            router = Some(String::from_utf8_lossy(value).into_owned());
+        }
+    }
+    let keep_alive = head.keep_alive();
+    let response =
+        Response { status: head.status, wire_bytes: 0, body_bytes: 0, node, router, keep_alive };
+    Ok(Some((response, framing, head.len)))
+}
+
 /// The size in a chunk-size line (`1a;ext=x` is 26).
 fn chunk_size(line: &[u8]) -> Option<u64> {
     let hex = line.split(|&b| b == b';').next()?;
@@ -281,6 +261,26 @@ mod tests {
         assert_eq!(chunk_size(b""), None);
         assert_eq!(chunk_size(b"zz"), None);
         assert_eq!(chunk_size(b"ffffffffffffffffff"), None);
+    }
+
+    #[test]
+    fn heads_say_who_served_how_the_body_ends_and_whether_the_connection_stays() {
+        let raw = b"HTTP/1.1 200 OK\r\nX-Larder-Node: n1\r\nx-larder-router: r1\r\n\
+                    Transfer-Encoding: chunked\r\n\r\n5\r\n";
+        let (r, framing, len) = parse_head(raw).unwrap().unwrap();
+        assert_eq!((r.status, framing, &raw[len..]), (200, BodyFraming::Chunked, &b"5\r\n"[..]));
+        assert_eq!(
+            (r.node.as_deref(), r.router.as_deref(), r.keep_alive),
+            (Some("n1"), Some("r1"), true)
+        );
+        assert!(parse_head(b"HTTP/1.1 200 OK\r\n").unwrap().is_none());
+        let old = parse_head(b"HTTP/1.0 304 Not Modified\r\nContent-Length: 9\r\n\r\n");
+        let (r, framing, _) = old.unwrap().unwrap();
+        assert_eq!((r.keep_alive, framing), (false, BodyFraming::Empty));
+        let gzip = parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
+        assert_eq!(gzip.unwrap().unwrap().1, BodyFraming::Chunked);
+        let both = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n";
+        assert!(matches!(parse_head(both), Err(ExchangeError::Protocol(_))));
     }
 
     #[test]
