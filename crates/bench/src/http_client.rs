@@ -9,12 +9,14 @@
 use std::io;
 use std::net::SocketAddr;
 
-use http1::{BodyFraming, FramingError, HeaderSlots, ResponseLimits};
+use http1::{
+    BodyFraming, ChunkEvent, ChunkLimits, ChunkedDecoder, FramingError, HeaderSlots, ResponseLimits,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Room for a response head or a chunk-size line; a longer one is a protocol error. Kept
-/// small because a ramp may hold ten thousand connections, each with its own buffer.
+/// Room for a response head; a longer one is a protocol error. Kept small because a ramp
+/// may hold ten thousand connections, each with its own buffer.
 const BUFFER_BYTES: usize = 16 * 1024;
 /// Headers parsed per response; more is a protocol error.
 const MAX_HEADERS: usize = 64;
@@ -136,7 +138,7 @@ impl HttpConnection {
             self.end = 0;
         } else if self.end == self.buf.len() {
             if self.start == 0 {
-                return Err(ExchangeError::Protocol("response head or chunk line too long"));
+                return Err(ExchangeError::Protocol("response head too long"));
             }
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
@@ -180,34 +182,24 @@ impl HttpConnection {
         }
     }
 
-    /// One CRLF-terminated line (without the CRLF), consumed.
-    async fn line(&mut self) -> Result<Vec<u8>, ExchangeError> {
-        loop {
-            let data = &self.buf[self.start..self.end];
-            if let Some(i) = data.windows(2).position(|w| w == b"\r\n") {
-                let line = data[..i].to_vec();
-                self.consume(i + 2);
-                return Ok(line);
-            }
-            self.fill().await?;
-        }
-    }
-
-    /// Discard a chunked body with its trailers; returns the body length.
+    /// Discard a chunked body with its trailers (`http1`'s decoder: the chunks end where
+    /// the router and the node say they do); returns the body length.
     async fn skip_chunked(&mut self) -> Result<u64, ExchangeError> {
+        let mut decoder = ChunkedDecoder::new(ChunkLimits::default());
         let mut body = 0u64;
         loop {
-            let line = self.line().await?;
-            let size = chunk_size(&line).ok_or(ExchangeError::Protocol("bad chunk size"))?;
-            if size == 0 {
-                while !self.line().await?.is_empty() {}
-                return Ok(body);
+            if self.start == self.end {
+                self.fill().await?;
             }
-            self.skip(size).await?;
-            if !self.line().await?.is_empty() {
-                return Err(ExchangeError::Protocol("chunk not followed by CRLF"));
+            let (used, event) = decoder
+                .feed(&self.buf[self.start..self.end])
+                .map_err(|_| ExchangeError::Protocol("bad chunked body"))?;
+            self.consume(used);
+            match event {
+                ChunkEvent::Data { len, .. } => body += len as u64,
+                ChunkEvent::NeedMore => {}
+                ChunkEvent::End => return Ok(body),
             }
-            body += size;
         }
     }
 }
@@ -239,29 +231,9 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(Response, BodyFraming, usize)>, Ex
     Ok(Some((response, framing, head.len)))
 }
 
-/// The size in a chunk-size line (`1a;ext=x` is 26).
-fn chunk_size(line: &[u8]) -> Option<u64> {
-    let hex = line.split(|&b| b == b';').next()?;
-    let text = std::str::from_utf8(hex).ok()?.trim();
-    if text.is_empty() || text.len() > 15 {
-        return None;
-    }
-    u64::from_str_radix(text, 16).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunk_sizes() {
-        assert_eq!(chunk_size(b"1a"), Some(26));
-        assert_eq!(chunk_size(b"0"), Some(0));
-        assert_eq!(chunk_size(b"FF;name=value"), Some(255));
-        assert_eq!(chunk_size(b""), None);
-        assert_eq!(chunk_size(b"zz"), None);
-        assert_eq!(chunk_size(b"ffffffffffffffffff"), None);
-    }
 
     #[test]
     fn heads_say_who_served_how_the_body_ends_and_whether_the_connection_stays() {
