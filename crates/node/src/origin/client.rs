@@ -9,6 +9,7 @@ use super::conn::{OriginConn, OriginCounters, Shared, READ_CHUNK};
 use super::error::OriginError;
 use super::fields::Field;
 use http1::framing::response_framing;
+use http1::{HeaderSlots, ResponseHeadError, ResponseLimits};
 use std::rc::Rc;
 use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,8 +26,8 @@ pub struct OriginHead {
 /// The origin client of one node's event loop.
 pub struct OriginClient {
     origins: Vec<OriginUrl>,
-    max_head_bytes: usize,
-    max_head_fields: usize,
+    /// The configured bounds on a response head (`max_head_bytes`, `max_head_fields`).
+    limits: ResponseLimits,
     shared: Rc<Shared>,
 }
 
@@ -43,8 +44,10 @@ impl OriginClient {
         let shared = Shared::new(cfg);
         OriginClient {
             origins: cfg.origins.clone(),
-            max_head_bytes: cfg.max_head_bytes,
-            max_head_fields: cfg.max_head_fields,
+            limits: ResponseLimits {
+                max_head_bytes: cfg.max_head_bytes,
+                max_fields: cfg.max_head_fields,
+            },
             shared: Rc::new(shared),
         }
     }
@@ -137,8 +140,8 @@ impl OriginClient {
         }
         let mut received = 0u64;
         loop {
-            match parse_response_head(&conn.buf, self.max_head_fields) {
-                Err(what) => return Err(fail(protocol(&what), true)),
+            match parse_response_head(&conn.buf, &self.limits) {
+                Err(e) => return Err(fail(protocol(&e.to_string()), true)),
                 Ok(Some((head, n, close))) => {
                     conn.buf.drain(..n);
                     if (100..200).contains(&head.status) {
@@ -155,9 +158,6 @@ impl OriginClient {
                     .map_err(|e| fail(protocol(&format!("response framing: {e}")), true))?;
                     let body = OriginBody::new(conn, framing, !close, Rc::clone(&self.shared));
                     return Ok((head, body));
-                }
-                Ok(None) if conn.buf.len() > self.max_head_bytes => {
-                    return Err(fail(protocol("response head too large"), true));
                 }
                 Ok(None) => {}
             }
@@ -196,29 +196,19 @@ fn render_request(origin: &OriginUrl, target: &str, fields: &[(&str, &[u8])]) ->
     r
 }
 
-/// A complete response head in `buf` of at most `max_fields` fields: the head, its
-/// length, and whether the origin will close the connection after this response.
+/// A complete response head in `buf` within `limits`: the head (its fields copied out, to
+/// outlive the buffer they came in), its length, and whether the origin will close the
+/// connection after this response.
 fn parse_response_head(
     buf: &[u8],
-    max_fields: usize,
-) -> Result<Option<(OriginHead, usize, bool)>, String> {
-    let mut headers = vec![httparse::EMPTY_HEADER; max_fields];
-    let mut resp = httparse::Response::new(&mut headers);
-    let n = match resp.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(format!("malformed response head: {e}")),
+    limits: &ResponseLimits,
+) -> Result<Option<(OriginHead, usize, bool)>, ResponseHeadError> {
+    let mut slots = HeaderSlots::new();
+    let Some(head) = http1::parse_response_head(buf, &mut slots, limits)? else {
+        return Ok(None);
     };
-    let status = resp.code.ok_or("no status")?;
-    let fields: Vec<Field> =
-        resp.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())).collect();
-    let has = |token: &str| {
-        super::fields::values(&fields, "connection")
-            .flat_map(|v| v.split(|&b| b == b','))
-            .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
-    };
-    let close = if resp.version == Some(0) { !has("keep-alive") } else { has("close") };
-    Ok(Some((OriginHead { status, fields }, n, close)))
+    let fields = head.fields().map(|(name, value)| (name.to_string(), value.to_vec())).collect();
+    Ok(Some((OriginHead { status: head.status, fields }, head.len, !head.keep_alive())))
 }
 
 #[cfg(test)]
@@ -227,6 +217,10 @@ mod tests {
 
     #[test]
     fn response_heads() {
+        let parse_response_head = |buf: &[u8], max_fields| {
+            let limits = ResponseLimits { max_head_bytes: 1024, max_fields };
+            parse_response_head(buf, &limits)
+        };
         let (h, n, close) = parse_response_head(b"HTTP/1.1 200 OK\r\nETag: \"a\"\r\n\r\nbody", 64)
             .unwrap()
             .unwrap();
@@ -244,6 +238,9 @@ mod tests {
         let crowded = b"HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
         assert!(parse_response_head(crowded, 3).unwrap().is_some());
         assert!(parse_response_head(crowded, 2).is_err(), "more fields than allowed");
+        let big = format!("HTTP/1.1 200 OK\r\nX: {}\r\n", "v".repeat(1024));
+        let e = parse_response_head(big.as_bytes(), 64).unwrap_err();
+        assert_eq!(e.to_string(), "response head larger than 1024 bytes");
     }
 
     #[test]
