@@ -56,9 +56,7 @@ pub enum ExchangeError {
 
 /// Build the bytes of a `GET` for `path`; `close` asks the server to close afterwards.
 pub fn request_bytes(host: &str, path: &str, close: bool) -> Vec<u8> {
-    let connection = if close { "Connection: close\r\n" } else { "" };
-    format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: larder-bench\r\n{connection}\r\n")
-        .into_bytes()
+    http1::get_request(host, path, Some("larder-bench"), close)
 }
 
 /// One client connection with its read buffer (`buf[start..end]` is unread data).

@@ -14,6 +14,7 @@
 //!   ([`HeaderSlots`]).
 //! - [`tokens`]: tokens of list fields and keep-alive by `Connection` ([`has_token`],
 //!   [`keep_alive`]), for requests and responses.
+//! - [`client_request`]: the bodyless GET of larder's own small clients ([`get_request`]).
 //! - [`framing`]: where a message body ends (RFC 9112 §6), refusing every ambiguity that
 //!   request smuggling needs ([`BodyFraming`], [`FramingError`]).
 //! - [`authority`]: `Host` values and absolute-form targets checked against RFC 3986's
@@ -30,6 +31,7 @@
 
 pub mod authority;
 pub mod chunked;
+pub mod client_request;
 pub mod date;
 pub mod framing;
 pub mod header_slots;
@@ -41,6 +43,7 @@ pub mod tokens;
 
 pub use authority::{is_valid_host, split_absolute, Absolute, AuthorityError};
 pub use chunked::{ChunkError, ChunkEvent, ChunkLimits, ChunkedDecoder};
+pub use client_request::get_request;
 pub use date::{format_http_date, parse_http_date, CivilTime, DateCache};
 pub use framing::{BodyFraming, FramingError};
 pub use header_slots::HeaderSlots;

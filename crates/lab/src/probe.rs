@@ -17,6 +17,9 @@ const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
 /// Longest response [`fetch`] reads (load reports and stats are a few KB).
 const MAX_RESPONSE_BYTES: u64 = 1 << 20;
+/// The response head [`fetch`] accepts (the response as a whole is bounded already).
+const HEAD_LIMITS: http1::ResponseLimits =
+    http1::ResponseLimits { max_head_bytes: usize::MAX, max_fields: 64 };
 
 /// Waits until `GET path` on `addr` answers 200. Ok(false): a stop was requested first.
 pub fn answers(addr: SocketAddr, path: &str, deadline: Instant, signals: &Signals) -> Result<bool> {
@@ -60,22 +63,21 @@ pub fn until(
 }
 
 /// Status code and body of `GET path` on `addr` (the body is read to the end: the request
-/// asks the server to close). Bounded by [`ATTEMPT_TIMEOUT`] per socket operation.
+/// asks the server to close). Bounded by [`ATTEMPT_TIMEOUT`] per socket operation. The
+/// request and the head's parse are `http1`'s, as for every larder client.
 pub fn fetch(addr: SocketAddr, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
     let mut s = TcpStream::connect_timeout(&addr, ATTEMPT_TIMEOUT)?;
     s.set_read_timeout(Some(ATTEMPT_TIMEOUT))?;
     s.set_write_timeout(Some(ATTEMPT_TIMEOUT))?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+    s.write_all(&http1::get_request(&addr.to_string(), path, None, true))?;
     let mut response = Vec::new();
     s.take(MAX_RESPONSE_BYTES).read_to_end(&mut response)?;
-    let bad = || std::io::Error::other("not an HTTP/1.x response");
-    // "HTTP/1.1 200 …": the status code is bytes 9..12.
-    let code = response
-        .get(9..12)
-        .filter(|_| response.starts_with(b"HTTP/1."))
-        .and_then(|c| std::str::from_utf8(c).ok())
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(bad)?;
-    let body_at = response.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(bad)? + 4;
+    let (code, body_at) = {
+        let mut slots = http1::HeaderSlots::new();
+        let head = http1::parse_response_head(&response, &mut slots, &HEAD_LIMITS)
+            .map_err(std::io::Error::other)?
+            .ok_or_else(|| std::io::Error::other("connection closed within the response head"))?;
+        (head.status, head.len)
+    };
     Ok((code, response.split_off(body_at)))
 }

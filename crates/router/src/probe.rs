@@ -58,10 +58,7 @@ async fn get_over<S: NodeIo>(
         Some(name) => name.to_str().into_owned(),
         None => upstream.addr.to_string(),
     };
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nUser-Agent: larder-route\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await?;
+    stream.write_all(&http1::get_request(&host, path, Some("larder-route"), true)).await?;
     let mut buf = IoBuf::new(MAX_PROBE);
     let rules = ResponseRules {
         max_headers: 64,

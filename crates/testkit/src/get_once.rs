@@ -14,8 +14,7 @@ pub fn get_once(addr: &str, path: &str, wait: Duration) -> String {
 pub fn get_once_bytes(addr: &str, path: &str, wait: Duration) -> Vec<u8> {
     let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
     s.set_read_timeout(Some(wait)).unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(&http1::get_request(addr, path, None, true)).unwrap();
     let mut resp = Vec::new();
     s.read_to_end(&mut resp).unwrap();
     resp
