@@ -81,3 +81,44 @@ pub fn fetch(addr: SocketAddr, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
     };
     Ok((code, response.split_off(body_at)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::fetch;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    /// A server that answers one connection with `response`, then closes it; what it
+    /// received comes back from the thread.
+    fn answer_once(
+        response: &'static [u8],
+    ) -> (std::net::SocketAddr, std::thread::JoinHandle<Vec<u8>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !got.ends_with(b"\r\n\r\n") {
+                let n = s.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            s.write_all(response).unwrap();
+            got
+        });
+        (addr, server)
+    }
+
+    #[test]
+    fn fetch_gives_the_status_and_the_body_after_the_head() {
+        let (addr, server) = answer_once(b"HTTP/1.1 503 Busy\r\nContent-Length: 2\r\n\r\nno");
+        assert_eq!(fetch(addr, "/x").unwrap(), (503, b"no".to_vec()));
+        let request = String::from_utf8(server.join().unwrap()).unwrap();
+        assert_eq!(
+            request,
+            format!("GET /x HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+        );
+        let (addr, _server) = answer_once(b"SSH-2.0-OpenSSH\r\n\r\n");
+        assert!(fetch(addr, "/").is_err(), "not an HTTP/1.x response");
+    }
+}
