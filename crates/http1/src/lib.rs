@@ -1,4 +1,5 @@
-//! HTTP/1.1 building blocks shared by `larder node` and `larder route`.
+//! HTTP/1.1 building blocks shared by `larder node`, `larder route` and larder's clients (the
+//! load generator, the lab's probes, the tests).
 //!
 //! Map of the crate:
 //! - [`limits`]: the configurable bounds a request head must respect ([`Limits`]), and a
