@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crate::child::{self, Logs};
 use crate::churn::ChurnRun;
+use crate::claims;
 use crate::cpu_cap::{CpuShare, NodeCgroups};
 use crate::error::{Context, LabError, Result};
 use crate::front::{self, System};
@@ -145,10 +146,10 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
     let baseline = plan.baseline();
     print!("{}", results::render_table(&rows, baseline));
     let mut claims = match plan.kind {
-        Kind::Origin => results::origin_claims(&rows),
-        Kind::Locality | Kind::Classes | Kind::Churn => results::claims(&rows),
+        Kind::Origin => claims::rows::origin_claims(&rows),
+        Kind::Locality | Kind::Classes | Kind::Churn => claims::rows::claims(&rows),
     };
-    claims.extend(results::controls(&rows));
+    claims.extend(claims::rows::controls(&rows));
     if !claims.is_empty() {
         println!("\nclaims:");
         for c in &claims {
@@ -244,7 +245,7 @@ fn churn(
         }
     }
     print!("{}", timeline::render_table(&timelines));
-    let claims = timeline::claims(&timelines);
+    let claims = claims::churn::claims(&timelines);
     if !claims.is_empty() {
         println!("\nclaims:");
         for c in &claims {

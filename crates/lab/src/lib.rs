@@ -50,6 +50,7 @@ pub mod anchors;
 #[allow(unsafe_code)]
 pub mod child;
 pub mod churn;
+pub mod claims;
 #[allow(unsafe_code)]
 pub mod cpu_cap;
 #[allow(unsafe_code)]
