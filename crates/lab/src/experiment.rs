@@ -5,8 +5,9 @@
 //! with unequal caches, the front-end in front of them, a warm-up, a measured closed loop
 //! (or, for `classes`, two open loops), optionally the DBench ramp, then everything is
 //! stopped. Hit ratios come from the nodes' load reports, CPU time from /proc, latency
-//! and throughput from the load generator in this process. What is printed is the
-//! progress, the table and the claims; the children's output goes to
+//! and throughput from the load generator in this process. What the caller's
+//! [`Report`] hears is the progress, the table and the claims (the kind's
+//! `Profile` says which); the children's output goes to
 //! `<out>/logs/<run>/<child>.log`.
 
 use std::path::Path;

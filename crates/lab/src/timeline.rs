@@ -1,7 +1,8 @@
 //! Figures over time of one churn run (a flash crowd, a node added, restarted or removed):
 //! per second the throughput, p99 and errors the load generator saw, the aggregate hit
 //! ratio and each node's requests from the nodes' load reports; what the must-hold checks
-//! read from them; and how they are written (JSON, CSV, SVG line charts, claims).
+//! ([`crate::claims::churn`]) read from them; and how they are written (JSON, CSV, SVG
+//! line charts, the table with the claims).
 
 use std::fmt::Write as _;
 use std::path::Path;
