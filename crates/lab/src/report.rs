@@ -34,7 +34,7 @@ pub trait Report: Send + Sync {
 #[derive(Default)]
 pub(crate) struct Kept {
     /// Every line, in order; a table as one entry, a claim as its line.
-    pub lines: std::sync::Mutex<Vec<String>>,
+    lines: std::sync::Mutex<Vec<String>>,
 }
 
 #[cfg(test)]
