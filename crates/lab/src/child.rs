@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{Context, LabError, Result};
+use crate::report::Report;
 use crate::signals::{Signals, Wake};
 
 /// Stderr lines kept per child for error messages.
@@ -39,26 +40,26 @@ impl Bound {
     }
 }
 
-/// Where children's output goes: `<dir>/<name>.log` (stdout and stderr), and with
-/// `verbose` also to our stderr, each line prefixed with `[name]`. The user's terminal
+/// Where children's output goes: `<dir>/<name>.log` (stdout and stderr), and with an
+/// `echo` also to its warnings, each line prefixed with `[name]`. The user's terminal
 /// shows only what larder itself says unless asked for more.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Logs {
     pub dir: PathBuf,
-    pub verbose: bool,
+    echo: Option<Arc<dyn Report>>,
 }
 
 impl Logs {
-    /// Logs in `dir` (created if need be).
-    pub fn new(dir: impl Into<PathBuf>, verbose: bool) -> Result<Logs> {
+    /// Logs in `dir` (created if need be), echoed to `echo` when given (`--verbose`).
+    pub fn new(dir: impl Into<PathBuf>, echo: Option<Arc<dyn Report>>) -> Result<Logs> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        Ok(Logs { dir, verbose })
+        Ok(Logs { dir, echo })
     }
 
     /// The same, in the subdirectory `name` (one per run of an experiment).
     pub fn sub(&self, name: &str) -> Result<Logs> {
-        Logs::new(self.dir.join(name), self.verbose)
+        Logs::new(self.dir.join(name), self.echo.clone())
     }
 
     fn file(&self, name: &str) -> Result<File> {
@@ -116,7 +117,7 @@ pub fn spawn(
     };
     let tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
     let (tx, addr) = mpsc::channel();
-    let echo = logs.verbose.then(|| format!("[{name}]"));
+    let echo = logs.echo.clone().map(|to| (format!("[{name}]"), to));
     copy_lines(format!("stdout-{name}"), stdout, log.clone(), echo.clone(), |_| {})?;
     let thread_tail = tail.clone();
     let mut ready = false;
@@ -135,13 +136,13 @@ pub fn spawn(
     Ok(Child { name: name.to_string(), process, addr, tail, exited: None })
 }
 
-/// A thread that writes every line of `from` to `log` (and to our stderr, after `echo`,
-/// if given) and hands it to `watch`, until the child closes it.
+/// A thread that writes every line of `from` to `log` (and as a warning to `echo`'s
+/// report after its prefix, if given) and hands it to `watch`, until the child closes it.
 fn copy_lines(
     thread: String,
     from: impl Read + Send + 'static,
     log: Arc<Mutex<File>>,
-    echo: Option<String>,
+    echo: Option<(String, Arc<dyn Report>)>,
     mut watch: impl FnMut(&str) + Send + 'static,
 ) -> Result<()> {
     std::thread::Builder::new()
@@ -149,8 +150,8 @@ fn copy_lines(
         .spawn(move || {
             for line in BufReader::new(from).lines() {
                 let Ok(line) = line else { break };
-                if let Some(prefix) = &echo {
-                    eprintln!("{prefix} {line}");
+                if let Some((prefix, to)) = &echo {
+                    to.warn(&format!("{prefix} {line}"));
                 }
                 // A full disk loses log lines, never the child's readiness or its tail.
                 let _ = writeln!(log.lock().unwrap_or_else(|e| e.into_inner()), "{line}");
@@ -244,17 +245,19 @@ pub struct Group {
     pub children: Vec<Child>,
     grace: Duration,
     signals: Signals,
+    /// Told of a child that had to be killed.
+    report: Arc<dyn Report>,
 }
 
 impl Group {
     /// An empty group whose children get `grace` to exit after SIGTERM.
-    pub fn new(grace: Duration, signals: Signals) -> Group {
-        Group { children: Vec::new(), grace, signals }
+    pub fn new(grace: Duration, signals: Signals, report: Arc<dyn Report>) -> Group {
+        Group { children: Vec::new(), grace, signals, report }
     }
 
     /// Stops every child still running (see [`stop`]).
     pub fn stop(&mut self) {
-        stop(&mut self.children, self.grace, &self.signals);
+        stop(&mut self.children, self.grace, &self.signals, &*self.report);
     }
 
     /// The first child that has exited: what happened, and its last stderr lines.
@@ -278,8 +281,9 @@ impl Drop for Group {
 }
 
 /// Stops every child that is still running: SIGTERM, up to `grace` for them to exit
-/// (another stop request cuts it short), then SIGKILL. Every child is reaped.
-pub fn stop(children: &mut [Child], grace: Duration, signals: &Signals) {
+/// (another stop request cuts it short), then SIGKILL, which `report` is told of. Every
+/// child is reaped.
+pub fn stop(children: &mut [Child], grace: Duration, signals: &Signals, report: &dyn Report) {
     let deadline = Instant::now() + grace;
     for c in children.iter_mut() {
         if matches!(c.exit_status(), Ok(None)) {
@@ -301,7 +305,7 @@ pub fn stop(children: &mut [Child], grace: Duration, signals: &Signals) {
     }
     for c in children.iter_mut() {
         if matches!(c.exit_status(), Ok(None)) {
-            eprintln!("larder: {} is still running; killing it", c.describe());
+            report.warn(&format!("larder: {} is still running; killing it", c.describe()));
             c.signal(libc::SIGKILL);
         }
         if c.exited.is_none() {

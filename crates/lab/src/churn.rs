@@ -89,7 +89,8 @@ impl Cluster<'_> {
     fn stop(&mut self, i: usize, signal: libc::c_int) {
         if let Some(c) = self.running[i].take() {
             c.signal(signal);
-            child::stop(&mut [c], self.launcher.grace, &self.launcher.signals);
+            let l = &self.launcher;
+            child::stop(&mut [c], l.grace, &l.signals, &*l.report);
         }
     }
 
@@ -110,7 +111,11 @@ impl Cluster<'_> {
 
 impl Drop for Cluster<'_> {
     fn drop(&mut self) {
-        let mut group = Group::new(self.launcher.grace, self.launcher.signals.clone());
+        let mut group = Group::new(
+            self.launcher.grace,
+            self.launcher.signals.clone(),
+            self.launcher.report.clone(),
+        );
         group.children.extend(self.running.iter_mut().filter_map(Option::take));
     }
 }

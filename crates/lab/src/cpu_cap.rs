@@ -17,9 +17,11 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Context, LabError, Result};
+use crate::report::Report;
 
 /// The CFS period for shares that allow it. Short, so that a capped node is throttled in
 /// slices of a few milliseconds, as a slower CPU would delay it, rather than stopped for
@@ -148,7 +150,6 @@ pub fn candidates(mountinfo: &str, self_cgroup: &str) -> Vec<(Version, PathBuf)>
 
 /// The cgroups of one run: created with [`NodeCgroups::create`], one more per node process
 /// by [`NodeCgroups::confine`], all removed when dropped.
-#[derive(Debug)]
 pub struct NodeCgroups {
     share: CpuShare,
     bandwidth: Bandwidth,
@@ -157,12 +158,15 @@ pub struct NodeCgroups {
     dir: PathBuf,
     /// Node processes confined so far, numbering their cgroups.
     confined: AtomicUsize,
+    /// Told when the cgroups cannot be removed.
+    report: Arc<dyn Report>,
 }
 
 impl NodeCgroups {
     /// The run's cgroup, ready to take nodes capped at `share`; a clear error where no
-    /// `cpu` controller is available or the cgroup filesystem is not writable.
-    pub fn create(share: CpuShare) -> Result<NodeCgroups> {
+    /// `cpu` controller is available or the cgroup filesystem is not writable. `report`
+    /// hears of cgroups that outlive the run.
+    pub fn create(share: CpuShare, report: Arc<dyn Report>) -> Result<NodeCgroups> {
         let read = |p: &str| fs::read_to_string(p).with_context(|| format!("reading {p}"));
         let found = candidates(&read("/proc/self/mountinfo")?, &read("/proc/self/cgroup")?);
         let mut why_not = Vec::new();
@@ -198,6 +202,7 @@ impl NodeCgroups {
             version,
             dir,
             confined: AtomicUsize::new(0),
+            report,
         };
         if version == Version::V2 {
             enable_cpu(&cgroups.dir)?;
@@ -215,10 +220,6 @@ impl NodeCgroups {
             self.bandwidth.quota_us,
             self.bandwidth.period_us
         )
-    }
-
-    pub fn share(&self) -> CpuShare {
-        self.share
     }
 
     /// Makes a cgroup for node `name`, capped, and has `cmd`'s process join it before it
@@ -247,7 +248,8 @@ impl Drop for NodeCgroups {
     /// reaped by then; a cgroup still busy is retried briefly, then reported.
     fn drop(&mut self) {
         if let Err((dir, e)) = remove_run(&self.dir) {
-            eprintln!("larder: could not remove the cgroup {}: {e}", dir.display());
+            self.report
+                .warn(&format!("larder: could not remove the cgroup {}: {e}", dir.display()));
         }
     }
 }

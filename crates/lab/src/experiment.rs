@@ -5,8 +5,9 @@
 //! with unequal caches, the front-end in front of them, a warm-up, a measured closed loop
 //! (or, for `classes`, two open loops), optionally the DBench ramp, then everything is
 //! stopped. Hit ratios come from the nodes' load reports, CPU time from /proc, latency
-//! and throughput from the load generator in this process. What is printed is the
-//! progress, the table and the claims; the children's output goes to
+//! and throughput from the load generator in this process. What the caller's
+//! [`Report`] hears is the progress, the table and the claims (the kind's
+//! `Profile` says which); the children's output goes to
 //! `<out>/logs/<run>/<child>.log`.
 
 use std::path::Path;
@@ -15,13 +16,16 @@ use std::time::Duration;
 
 use crate::child::{self, Logs};
 use crate::churn::ChurnRun;
+use crate::claims::{self, Claim};
 use crate::cpu_cap::{CpuShare, NodeCgroups};
 use crate::error::{Context, LabError, Result};
 use crate::front::{self, System};
 use crate::launcher::{larder_exe, Launcher};
 use crate::measure::{self, RunSpec};
 use crate::origin_link;
-use crate::plan::{ExperimentPlan, Kind, Setup};
+use crate::plan::{ExperimentPlan, Setup};
+use crate::profile::Runs;
+use crate::report::Report;
 use crate::results::{self, Row};
 use crate::run_dir::RunDir;
 use crate::run_shape::RunShape;
@@ -44,22 +48,33 @@ fn round_order<T: Copy>(runs: &[T], round: u32) -> impl Iterator<Item = T> + '_ 
 /// How long stopped processes get to exit before they are killed.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// Runs the experiment `plan` describes: prints the progress, the table and the claims,
-/// and writes them with the rows and charts to `plan.out`.
-pub fn run(plan: &ExperimentPlan) -> Result<()> {
+/// Runs the experiment `plan` describes: reports the progress, the table and the claims
+/// to `report`, and writes them with the rows and charts to `plan.out`.
+pub fn run(plan: &ExperimentPlan, report: Arc<dyn Report>) -> Result<()> {
     // Before the load generator's threads exist (see `signals`).
     let signals = Signals::block().context("blocking signals")?;
-    let setup = plan.setup()?;
+    let setup = plan.setup(&*report)?;
     let exe = larder_exe(plan.larder.clone())?;
     if let Some(cpu) = setup.router.cpu {
         // Before the load generator's threads exist: they inherit it.
         child::pin_self(cpu).with_context(|| format!("pinning to CPU {cpu}"))?;
     }
     let run_dir = RunDir::create("experiment")?;
-    let logs = Logs::new(plan.out.join("logs"), plan.verbose)?;
+    let logs = Logs::new(plan.out.join("logs"), plan.verbose.then(|| report.clone()))?;
     // Dropped after every node it capped has stopped: its cgroups go with it.
-    let node_cpu = setup.node_cpu.map(NodeCgroups::create).transpose()?.map(Arc::new);
-    let launcher = Launcher { exe, signals: signals.clone(), logs, grace: STOP_GRACE, node_cpu };
+    let node_cpu = setup
+        .node_cpu
+        .map(|share| NodeCgroups::create(share, report.clone()))
+        .transpose()?
+        .map(Arc::new);
+    let launcher = Launcher {
+        exe,
+        signals: signals.clone(),
+        logs,
+        grace: STOP_GRACE,
+        node_cpu,
+        report: report.clone(),
+    };
     let store_root = store::root(plan.store_dir.as_deref())?;
     let all_cache: u64 = plan.cache_mb.iter().sum::<u64>() << 20;
     let sizing = Sizing {
@@ -75,36 +90,41 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
         origin_link::prepare(plan.origin_link.as_ref(), origin.addr.port())?;
     }
     let header = describe(plan, &setup, launcher.node_cpu.as_deref());
-    println!("{header}");
+    report.note(&header);
     let shape = RunShape {
         cpus: online_cpus(),
         cache_mb: plan.cache_mb.clone(),
         users: plan.users,
         node_cpu_share: setup.node_cpu.map(CpuShare::get),
     };
-    if plan.kind == Kind::Churn {
-        shape.write(&plan.out)?;
-        return churn(plan, &setup, &launcher, run_dir.path(), &sizing, &store_root, &header);
-    }
+    let profile = plan.kind.profile();
+    let claims_of = match profile.runs {
+        Runs::Rows { claims } => claims,
+        Runs::Timelines => {
+            shape.write(&plan.out)?;
+            return churn(plan, &setup, &launcher, run_dir.path(), &sizing, &store_root, &header);
+        }
+    };
     let mut rows = Vec::new();
     // Every front-end count with every system: one round's runs, in their first order.
     let listed = front::listings(&setup.systems);
     let runs: Vec<(u8, System, u8)> =
         plan.routers.iter().flat_map(|&r| listed.iter().map(move |&(s, k)| (r, s, k))).collect();
     let total = setup.workloads.len() * plan.connections.len() * plan.rounds as usize * runs.len();
-    let progress = crate::progress::Progress::new(total as u64, "runs");
+    report.begin(total as u64, "runs");
     let stopped = 'all: {
         for &kind in &setup.workloads {
-            let w = workload::build(kind, &sizing, plan.trace.as_deref(), &store_root)?;
-            progress.println(&format!(
+            let w = workload::build(kind, &sizing, plan.trace.as_deref(), &store_root, &*report)?;
+            report.note(&format!(
                 "\n{kind}: {} objects, {:.1} MiB; nodes cache {} MiB",
                 w.objects,
                 w.dataset_bytes as f64 / f64::from(1 << 20),
                 caches(plan)
             ));
-            let extra = match plan.kind {
-                Kind::Classes => Some(dynamic_part(&sizing, &store_root)?),
-                Kind::Locality | Kind::Origin | Kind::Churn => None,
+            let extra = if profile.mixes_dynamic {
+                Some(dynamic_part(&sizing, &store_root, &*report)?)
+            } else {
+                None
             };
             for &connections in &plan.connections {
                 for round in 0..plan.rounds {
@@ -120,7 +140,7 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
                         );
                         let launcher =
                             Launcher { logs: launcher.logs.sub(&name)?, ..launcher.clone() };
-                        progress.step(format!("{system} on {kind}, round {}", round + 1));
+                        report.step(&format!("{system} on {kind}, round {}", round + 1));
                         let spec = RunSpec {
                             workload: &w,
                             dynamic: extra.as_ref(),
@@ -132,8 +152,8 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
                         };
                         let row = measure::run_one(plan, &setup, &launcher, run_dir.path(), &spec)
                             .with_context(|| format!("{system} on {kind}, round {}", round + 1))?;
-                        progress.println(&progress_line(&row));
-                        progress.advance();
+                        report.note(&progress_line(&row));
+                        report.advance();
                         rows.push(row);
                     }
                 }
@@ -141,23 +161,18 @@ pub fn run(plan: &ExperimentPlan) -> Result<()> {
         }
         false
     };
-    progress.finish();
+    report.finish();
     let baseline = plan.baseline();
-    print!("{}", results::render_table(&rows, baseline));
-    let mut claims = match plan.kind {
-        Kind::Origin => results::origin_claims(&rows),
-        Kind::Locality | Kind::Classes | Kind::Churn => results::claims(&rows),
-    };
-    claims.extend(results::controls(&rows));
-    if !claims.is_empty() {
-        println!("\nclaims:");
-        for c in &claims {
-            println!("  {c}");
-        }
-    }
+    report.table(&results::render_table(&rows, baseline));
+    let mut claims = claims_of(&rows);
+    claims.extend(claims::rows::controls(&rows));
+    report_claims(&*report, &claims);
     results::write(&plan.out, &rows, baseline, &header, &claims)?;
     shape.write(&plan.out)?;
-    println!("\nwrote {}/table.md, rows.json, shape.json and SVG charts", plan.out.display());
+    report.note(&format!(
+        "\nwrote {}/table.md, rows.json, shape.json and SVG charts",
+        plan.out.display()
+    ));
     if stopped {
         return Err(LabError::Invalid(
             "interrupted; the rows above were measured before the stop".into(),
@@ -191,23 +206,24 @@ fn churn(
     for s in &scenarios {
         trace::initial_members(&s.events, n).map_err(LabError::Invalid)?;
     }
+    let report = &*launcher.report;
     let listed = front::listings(&setup.systems);
     let mut timelines = Vec::new();
     let mut stopped = false;
     for &kind in &setup.workloads {
-        let w = workload::build(kind, sizing, plan.trace.as_deref(), store_root)?;
-        println!(
+        let w = workload::build(kind, sizing, plan.trace.as_deref(), store_root, report)?;
+        report.note(&format!(
             "\n{kind}: {} objects, {:.1} MiB; nodes cache {} MiB",
             w.objects,
             w.dataset_bytes as f64 / f64::from(1 << 20),
             caches(plan)
-        );
+        ));
         for scenario in &scenarios {
             for round in 0..plan.rounds {
                 for (system, listing) in round_order(&listed, round) {
                     if let Some(why) = scenario.unsupported(system) {
                         if round == 0 {
-                            println!("  {}: skipping {system}: {why}", scenario.name);
+                            report.note(&format!("  {}: skipping {system}: {why}", scenario.name));
                         }
                         continue;
                     }
@@ -227,7 +243,7 @@ fn churn(
                     let t = crate::churn::run_one(plan, setup, &launcher, dir, &run).with_context(
                         || format!("{system} through {}, round {}", scenario.name, round + 1),
                     )?;
-                    println!(
+                    report.note(&format!(
                         "  {:<8} {:<18} round {}  {:>7.0} req/s after  hit {:.3} -> {:.3}  p99 after {:>7.2} ms  errors {}",
                         scenario.name,
                         system,
@@ -237,25 +253,20 @@ fn churn(
                         t.hit_after(),
                         t.p99_after_ms(),
                         t.errors()
-                    );
+                    ));
                     timelines.push(t);
                 }
             }
         }
     }
-    print!("{}", timeline::render_table(&timelines));
-    let claims = timeline::claims(&timelines);
-    if !claims.is_empty() {
-        println!("\nclaims:");
-        for c in &claims {
-            println!("  {c}");
-        }
-    }
+    report.table(&timeline::render_table(&timelines));
+    let claims = claims::churn::claims(&timelines);
+    report_claims(report, &claims);
     timeline::write(&plan.out, &timelines, header, &claims)?;
-    println!(
+    report.note(&format!(
         "\nwrote {}/table.md, timeline.json, timeline.csv, shape.json and SVG charts",
         plan.out.display()
-    );
+    ));
     if stopped {
         return Err(LabError::Invalid(
             "interrupted; the runs above were measured before the stop".into(),
@@ -264,15 +275,26 @@ fn churn(
     Ok(())
 }
 
+/// The claims under their heading, when there are any.
+fn report_claims(report: &dyn Report, claims: &[Claim]) {
+    if claims.is_empty() {
+        return;
+    }
+    report.note("\nclaims:");
+    for c in claims {
+        report.claim(c);
+    }
+}
+
 fn caches(plan: &ExperimentPlan) -> String {
     plan.cache_mb.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
 }
 
 /// The classes experiment's dynamic requests: views far more than the caches hold, so
 /// nearly every one is computed (HACC's ASP pages were computed every time).
-fn dynamic_part(sizing: &Sizing, store_root: &Path) -> Result<Workload> {
+fn dynamic_part(sizing: &Sizing, store_root: &Path, report: &dyn Report) -> Result<Workload> {
     let many = Sizing { dataset_bytes: 100_000 * sizing.view_bytes, ..sizing.clone() };
-    workload::build(WorkloadKind::new(Content::Dynamic, false), &many, None, store_root)
+    workload::build(WorkloadKind::new(Content::Dynamic, false), &many, None, store_root, report)
 }
 
 /// Online CPUs, not this process's share: the load generator may be pinned to one.
@@ -304,22 +326,19 @@ fn describe(plan: &ExperimentPlan, setup: &Setup, node_cpu: Option<&NodeCgroups>
     if let Some(c) = setup.router.cpu {
         pinned.push_str(&format!("; front-end and load generator on CPU {c}"));
     }
-    let load = match plan.kind {
-        Kind::Locality => format!("{} users", plan.users),
-        Kind::Churn => {
-            format!("{} users; events at the end of the warm-up; figures every second", plan.users)
-        }
-        Kind::Origin => {
-            let link = plan.origin_link.map_or("origin link unshaped".into(), |l| l.describe());
-            format!(
-                "{} users; origin nginx (one worker) serving the store from disk; {link}",
-                plan.users
-            )
-        }
-        Kind::Classes => {
-            format!("open loop {} req/s ({}% dynamic)", plan.rate, plan.dynamic_share * 100.0)
-        }
+    let profile = plan.kind.profile();
+    let mut load = if profile.mixes_dynamic {
+        format!("open loop {} req/s ({}% dynamic)", plan.rate, plan.dynamic_share * 100.0)
+    } else {
+        format!("{} users", plan.users)
     };
+    if let Runs::Timelines = profile.runs {
+        load.push_str("; events at the end of the warm-up; figures every second");
+    }
+    if profile.origin {
+        let link = plan.origin_link.map_or("origin link unshaped".into(), |l| l.describe());
+        load.push_str(&format!("; origin nginx (one worker) serving the store from disk; {link}"));
+    }
     format!(
         "# larder bench experiment {}\n\nmachine: {cpus} CPUs ({model}); nodes: caches {} MiB{pinned}; \
          front-ends: {}; {load}, warm-up {:?}, {:?} measured, {} round{}; router threads {}, \
@@ -352,7 +371,19 @@ fn progress_line(r: &Row) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::round_order;
+    use super::{report_claims, round_order};
+    use crate::claims::Claim;
+    use crate::report::Kept;
+
+    #[test]
+    fn claims_are_reported_under_a_heading_only_when_there_are_some() {
+        let kept = Kept::default();
+        report_claims(&kept, &[]);
+        assert!(kept.lines().is_empty());
+        let claim = Claim::checked("static-zipf, keep-alive", "x (>= 2: holds)".into(), &[true]);
+        report_claims(&kept, &[claim]);
+        assert_eq!(kept.lines(), ["\nclaims:", "static-zipf, keep-alive: x (>= 2: holds)"]);
+    }
 
     #[test]
     fn every_other_round_runs_the_systems_in_reverse() {

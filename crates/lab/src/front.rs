@@ -188,7 +188,7 @@ pub fn start_on(
     probe_path: &str,
     deadline: Instant,
 ) -> Result<Front> {
-    let mut group = Group::new(launcher.grace, launcher.signals.clone());
+    let mut group = Group::new(launcher.grace, launcher.signals.clone(), launcher.report.clone());
     let instances = instances.max(1);
     let mut admins = Vec::new();
     let mut configs = Vec::new();

@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::child::Logs;
 use crate::cpu_cap::NodeCgroups;
 use crate::error::{Context, Result};
+use crate::report::Report;
 use crate::signals::Signals;
 
 #[derive(Clone)]
@@ -24,6 +25,8 @@ pub struct Launcher {
     /// Where node processes are capped to a share of a core, the run's cgroups (removed
     /// when the last launcher holding them is dropped).
     pub node_cpu: Option<Arc<NodeCgroups>>,
+    /// Where what the lab says goes (the caller's; see [`Report`]).
+    pub report: Arc<dyn Report>,
 }
 
 /// 127.0.0.1, port 0: what a larder router or node is given, which then reports the port

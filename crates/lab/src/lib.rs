@@ -6,7 +6,7 @@
 //! Processes:
 //! - `signals`: SIGINT, SIGTERM and SIGCHLD, blocked and taken synchronously.
 //! - `child`: one child process (its logs, its ready line, its last stderr lines) and
-//!   [`child::Group`]s of them that stop when dropped.
+//!   `child::Group`s of them that stop when dropped.
 //! - `probe`: "does it answer?" — one HTTP GET retried until a deadline.
 //! - `load_report`: what a node's load report says.
 //! - `cpu_time`: CPU seconds of a process, from /proc.
@@ -29,14 +29,16 @@
 //! - `plan`: [`ExperimentPlan`], checked into the run's `Setup`.
 //! - `workload`: what the nodes serve and the request streams.
 //! - `measure`: one front-end on one workload: fresh nodes, front-end, load, figures.
-//! - `results`: rows, tables, claims, JSON and charts.
+//! - `results`: rows, tables, JSON and charts.
+//! - `claims`: every claim an experiment checks ([`Claim`]), its verdict and thresholds.
 //! - `grouping`: runs by workload or scenario, then by system, for the tables.
+//! - `profile`: what differs by experiment kind ([`Kind`]'s profile): defaults, figures, claims.
 //! - `experiment`: the runner ([`experiment::run`]).
 //! - `scenario`: the churn experiment's scenarios (a flash crowd, a node added, …).
 //! - `churn`: one run of a scenario on real processes.
 //! - `timeline`: figures every second of a churn run, its checks, JSON, CSV and charts.
-//! - `run_shape`: [`run_shape::RunShape`], the `shape.json` an experiment leaves for the fit.
-//! - `progress`: [`progress::Progress`], the bar long commands show on a terminal.
+//! - `run_shape`: `run_shape::RunShape`, the `shape.json` an experiment leaves for the fit.
+//! - `report`: [`Report`], where everything lab says goes; the binary prints it.
 //! - `sim_fit`: the simulator fitted to an experiment's rows, and how close it comes.
 //!
 //! - `error`: [`LabError`].
@@ -46,46 +48,53 @@
 // which the standard library does not wrap.
 #![deny(unsafe_code)]
 
-pub mod anchors;
-#[allow(unsafe_code)]
-pub mod child;
-pub mod churn;
-#[allow(unsafe_code)]
-pub mod cpu_cap;
-#[allow(unsafe_code)]
-pub mod cpu_time;
-pub mod error;
+// What the binary calls: the two runners, whose `run`s keep their module's name, and
+// the types re-exported below. Everything else is the crate's own.
 #[allow(unsafe_code)]
 pub mod experiment;
-pub mod front;
-pub mod grouping;
-pub mod launcher;
-pub mod load_report;
-pub mod measure;
-pub mod nodes;
-pub mod origin;
-pub mod origin_link;
-pub mod plan;
-pub mod probe;
-pub mod progress;
-pub mod results;
-pub mod route;
-pub mod run_dir;
-pub mod run_shape;
-pub mod scenario;
-pub mod settled;
-#[allow(unsafe_code)]
-pub mod signals;
 pub mod sim_fit;
-pub mod store;
-pub mod timeline;
-pub mod up;
-pub mod workload;
 
+mod anchors;
+#[allow(unsafe_code)]
+mod child;
+mod churn;
+mod claims;
+#[allow(unsafe_code)]
+mod cpu_cap;
+#[allow(unsafe_code)]
+mod cpu_time;
+mod error;
+mod front;
+mod grouping;
+mod launcher;
+mod load_report;
+mod measure;
+mod nodes;
+mod origin;
+mod origin_link;
+mod plan;
+mod probe;
+mod profile;
+mod report;
+mod results;
+mod route;
+mod run_dir;
+mod run_shape;
+mod scenario;
+mod settled;
+#[allow(unsafe_code)]
+mod signals;
+mod store;
+mod timeline;
+mod up;
+mod workload;
+
+pub use claims::Claim;
 pub use error::LabError;
 pub use front::System;
 pub use origin_link::OriginLink;
 pub use plan::{Connections, ExperimentPlan, Kind, Ramp};
+pub use report::Report;
 pub use scenario::ScenarioKind;
-pub use up::UpConfig;
+pub use up::{UpConfig, MAX_ROUTERS};
 pub use workload::{DynCost, WorkloadKind};

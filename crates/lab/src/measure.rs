@@ -16,7 +16,7 @@ use crate::launcher::Launcher;
 use crate::load_report::NodeCounters;
 use crate::nodes::{self, Nodes};
 use crate::origin;
-use crate::plan::{Connections, ExperimentPlan, Kind, Ramp, Setup};
+use crate::plan::{Connections, ExperimentPlan, Ramp, Setup};
 use crate::probe;
 use crate::results::Row;
 use crate::workload::Workload;
@@ -131,7 +131,7 @@ fn measure(
     let after = nodes.counters()?;
     let picks_on_holders = picks_on_holders(&front.admins);
     let users_sustained = match plan.ramp {
-        Some(Ramp { spec, timeout, max_users }) if plan.kind == Kind::Locality => {
+        Some(Ramp { spec, timeout, max_users }) if plan.kind.profile().ramps => {
             let mut config = Config::closed(base.clone(), plans.main.clone(), spec.start);
             config.mode = Mode::Ramp {
                 spec,
@@ -176,10 +176,10 @@ fn measure(
         static_p99_ms: dynamic.map(|_| main.total.latency_ms.p99),
         dynamic_mean_ms: reports.get(1).map(|r| r.total.latency_ms.mean),
         picks_on_holders,
-        origin_requests_per_request: (plan.kind == Kind::Origin).then(|| {
+        origin_requests_per_request: plan.kind.profile().origin.then(|| {
             delta.iter().map(|d| d.origin_fetches).sum::<u64>() as f64 / requests.max(1) as f64
         }),
-        origin_bytes_per_request: (plan.kind == Kind::Origin).then(|| {
+        origin_bytes_per_request: plan.kind.profile().origin.then(|| {
             delta.iter().map(|d| d.origin_bytes).sum::<u64>() as f64 / requests.max(1) as f64
         }),
     })
@@ -236,8 +236,8 @@ impl Plans {
             c.epoch = duration;
             c
         };
-        match (&self.dynamic, setup.kind) {
-            (Some(dynamic), Kind::Classes) => {
+        match &self.dynamic {
+            Some(dynamic) => {
                 let dyn_rate = setup.rate * setup.dynamic_share;
                 let open = |rate: f64| {
                     // Enough connections that a slow answer never holds up the schedule.
@@ -249,7 +249,7 @@ impl Plans {
                     config(dynamic, open(dyn_rate)),
                 ]
             }
-            _ => vec![config(&self.main, Mode::Closed { users: setup.users })],
+            None => vec![config(&self.main, Mode::Closed { users: setup.users })],
         }
     }
 }

@@ -66,7 +66,10 @@ fn start_serving(
     deadline: Instant,
 ) -> Result<Option<Nodes>> {
     let signals = launcher.signals.clone();
-    let mut nodes = Nodes { group: Group::new(launcher.grace, signals), addrs: Vec::new() };
+    let mut nodes = Nodes {
+        group: Group::new(launcher.grace, signals, launcher.report.clone()),
+        addrs: Vec::new(),
+    };
     let any = SocketAddr::from(([127, 0, 0, 1], 0));
     for (i, spec) in specs.iter().enumerate() {
         let name = format!("n{}", i + 1);

@@ -48,7 +48,7 @@ pub fn start(
         .with_context(|| format!("writing {}", file.display()))?;
     let mut cmd = Command::new(exe);
     cmd.arg("-c").arg(&file).arg("-p").arg(&own);
-    let mut group = Group::new(launcher.grace, launcher.signals.clone());
+    let mut group = Group::new(launcher.grace, launcher.signals.clone(), launcher.report.clone());
     group.children.push(child::spawn("origin", cmd, |_| None, &launcher.signals, &launcher.logs)?);
     match probe::answers(addr, probe_path, deadline, &launcher.signals) {
         Ok(true) => Ok(Some(group)),

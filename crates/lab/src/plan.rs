@@ -8,16 +8,17 @@ use std::time::Duration;
 
 use bench::RampSpec;
 
-use crate::anchors::{Anchor, Tools};
+use crate::anchors::Tools;
 use crate::cpu_cap::CpuShare;
 use crate::error::{invalid, LabError, Result};
 use crate::front::{RouterSetup, System};
 use crate::launcher::free_local_address;
 use crate::nodes::NodeSpec;
 use crate::origin_link::OriginLink;
+use crate::profile::{self, Profile};
+use crate::report::Report;
 use crate::scenario::ScenarioKind;
 use crate::workload::{Content, DynCost, WorkloadKind};
-use policy::PolicyKind;
 use trace::{FlashCrowd, MembershipEvent};
 
 /// Most front-end instances one run starts on one address.
@@ -39,14 +40,20 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// What this kind of experiment runs by default, measures and claims: the one place
+    /// that tells the kinds apart.
+    pub(crate) fn profile(self) -> &'static Profile {
+        match self {
+            Kind::Locality => &profile::LOCALITY,
+            Kind::Classes => &profile::CLASSES,
+            Kind::Origin => &profile::ORIGIN,
+            Kind::Churn => &profile::CHURN,
+        }
+    }
+
     /// The name on the command line (`larder bench experiment locality`).
     pub fn name(self) -> &'static str {
-        match self {
-            Kind::Locality => "locality",
-            Kind::Classes => "classes",
-            Kind::Origin => "origin",
-            Kind::Churn => "churn",
-        }
+        self.profile().name
     }
 }
 
@@ -227,29 +234,28 @@ pub struct OriginSetup {
 impl ExperimentPlan {
     /// The system the table's ratios are to.
     pub fn baseline(&self) -> &'static str {
-        match self.kind {
-            Kind::Locality | Kind::Origin | Kind::Churn => "wrr",
-            Kind::Classes => "rr",
-        }
+        self.kind.profile().baseline
     }
 
-    /// Checks the plan and fills in the defaults of its kind.
-    pub fn setup(&self) -> Result<Setup> {
+    /// Checks the plan and fills in the defaults of its kind; `report` hears of the
+    /// front-ends left out for want of their tools.
+    pub fn setup(&self, report: &dyn Report) -> Result<Setup> {
         if self.cache_mb.is_empty() || self.cache_mb.contains(&0) {
             invalid!("--cache-mb needs one size of at least 1 MiB per node");
         }
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let nodes = self.cache_mb.len();
-        let pin: Vec<Option<usize>> = match (&self.pin[..], self.kind) {
-            ([], Kind::Locality | Kind::Origin | Kind::Churn) => vec![None; nodes],
-            ([], Kind::Classes) => (0..nodes).map(|i| Some(i * cpus / nodes)).collect(),
-            (p, _) if p.len() == nodes => p.iter().map(|&c| Some(c)).collect(),
-            (p, _) => invalid!("--pin gives {} CPUs for {nodes} nodes", p.len()),
+        let profile = self.kind.profile();
+        let pin: Vec<Option<usize>> = match &self.pin[..] {
+            [] if profile.pins_nodes_apart => (0..nodes).map(|i| Some(i * cpus / nodes)).collect(),
+            [] => vec![None; nodes],
+            p if p.len() == nodes => p.iter().map(|&c| Some(c)).collect(),
+            p => invalid!("--pin gives {} CPUs for {nodes} nodes", p.len()),
         };
-        let pin_front = match (self.pin_front, self.kind) {
-            (Some(cpu), _) => Some(cpu),
-            (None, Kind::Classes) => pin[0],
-            (None, Kind::Locality | Kind::Origin | Kind::Churn) => None,
+        let pin_front = match self.pin_front {
+            Some(cpu) => Some(cpu),
+            None if profile.pins_nodes_apart => pin[0],
+            None => None,
         };
         if let Some(cpu) = pin.iter().flatten().chain(&pin_front).find(|&&c| c >= cpus) {
             invalid!("--pin: CPU {cpu} does not exist (this machine has {cpus})");
@@ -274,22 +280,14 @@ impl ExperimentPlan {
         let tools = Tools::find(self.haproxy.clone(), self.nginx.clone(), self.varnish.clone());
         let mut systems = self.systems.clone();
         if systems.is_empty() {
-            use PolicyKind::*;
-            let (policies, anchors): (&[PolicyKind], &[Anchor]) = match self.kind {
-                Kind::Locality => {
-                    (&[Wrr, Least, Hash, Bounded, Lard, LardR, Hacc], &Anchor::PROXIES)
-                }
-                Kind::Classes => (&[Rr, Class], &[]),
-                Kind::Origin => (&[Wrr, Hash, Bounded, Lard, LardR], &Anchor::ORIGIN),
-                Kind::Churn => (&[Hash, Bounded, Lard, LardR], &Anchor::CHURN),
-            };
-            let policies = policies.iter().map(|&p| System::larder(p));
-            systems = policies.chain(anchors.iter().map(|&a| System::Anchor(a))).collect();
+            let policies = profile.policies.iter().map(|&p| System::larder(p));
+            let anchors = profile.anchors.iter().map(|&a| System::Anchor(a));
+            systems = policies.chain(anchors).collect();
         }
         systems.retain(|s| match s {
             System::Anchor(a) => match tools.missing(*a) {
                 Some(why) => {
-                    eprintln!("larder experiment: skipping {s}: {why}");
+                    report.warn(&format!("larder experiment: skipping {s}: {why}"));
                     false
                 }
                 None => true,
@@ -301,30 +299,20 @@ impl ExperimentPlan {
         }
         let mut workloads = self.workloads.clone();
         if workloads.is_empty() {
-            let (dynamic, fixed) = (
-                WorkloadKind::new(Content::Dynamic, false),
-                WorkloadKind::new(Content::Static, false),
-            );
-            workloads = match self.kind {
-                Kind::Locality => vec![dynamic, fixed],
-                Kind::Classes => vec![fixed],
-                Kind::Origin => vec![fixed, WorkloadKind::new(Content::Static, true)],
-                Kind::Churn => vec![dynamic],
-            };
+            workloads = profile.workloads.to_vec();
         }
-        if self.kind == Kind::Origin && workloads.iter().any(|w| w.content == Content::Dynamic) {
+        if profile.origin && workloads.iter().any(|w| w.content == Content::Dynamic) {
             invalid!("the origin experiment serves files (static or trace workloads), not views");
         }
-        let origin = match self.kind {
-            Kind::Origin => {
-                let Some(nginx) = tools.nginx.clone() else {
-                    invalid!("the origin experiment's origin is nginx: install it or give --nginx");
-                };
-                Some(OriginSetup { addr: free_local_address()?, nginx })
-            }
-            _ => None,
+        let origin = if profile.origin {
+            let Some(nginx) = tools.nginx.clone() else {
+                invalid!("the origin experiment's origin is nginx: install it or give --nginx");
+            };
+            Some(OriginSetup { addr: free_local_address()?, nginx })
+        } else {
+            None
         };
-        if self.kind == Kind::Classes && workloads.iter().any(|w| w.content != Content::Static) {
+        if profile.mixes_dynamic && workloads.iter().any(|w| w.content != Content::Static) {
             invalid!(
                 "the classes experiment mixes its own dynamic requests into static workloads only"
             );
@@ -361,6 +349,7 @@ impl ExperimentPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::Kept;
 
     #[test]
     fn cache_weights_are_in_lowest_terms() {
@@ -371,16 +360,17 @@ mod tests {
 
     #[test]
     fn node_cpu_share_is_checked() {
+        let report = Kept::default();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let with = |share| ExperimentPlan { node_cpu_share: Some(share), ..Default::default() };
         for bad in [0.0, -1.0, cpus as f64 + 0.5, f64::NAN] {
-            let Err(e) = with(bad).setup() else { panic!("{bad} was accepted") };
+            let Err(e) = with(bad).setup(&report) else { panic!("{bad} was accepted") };
             assert!(e.to_string().contains("--node-cpu-share"), "{bad}: {e}");
         }
-        let setup = with(0.25).setup().unwrap_or_else(|e| panic!("{e}"));
+        let setup = with(0.25).setup(&report).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(setup.node_cpu.map(CpuShare::get), Some(0.25));
         assert!(ExperimentPlan::default()
-            .setup()
+            .setup(&report)
             .unwrap_or_else(|e| panic!("{e}"))
             .node_cpu
             .is_none());

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::claims::Claim;
 use crate::error::{Context, Result};
 
 /// One front-end on one workload in one round.
@@ -184,7 +185,7 @@ pub fn write(
     rows: &[Row],
     baseline: &str,
     header: &str,
-    claims: &[String],
+    claims: &[Claim],
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let write = |name: &str, text: &str| {
@@ -223,143 +224,27 @@ pub fn write(
     Ok(())
 }
 
-/// The claim against HAProxy on the medians: `lard-r` at least `at_least` times its
-/// throughput, with a lower p99.
-fn against_haproxy(head: &str, lr: &[&Row], ha: &[&Row], at_least: f64) -> String {
-    let verdict = |ok: bool| if ok { "holds" } else { "FAILS" };
-    let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
-    let p99 = |runs: &[&Row]| median(runs, |r| r.p99_ms);
-    let x = rps(lr) / rps(ha);
-    let (a, b) = (p99(lr), p99(ha));
-    format!(
-        "{head} lard-r/haproxy throughput {x:.2}x (>= {at_least}: {}), p99 {a:.2} vs {b:.2} ms (lower: {})",
-        verdict(x >= at_least),
-        verdict(a < b)
-    )
-}
-
-/// The origin experiment's claims, checked on the medians: `lard-r` against `wrr` (≥ 3×
-/// the throughput, ≥ 2.5× fewer origin bytes per request), against HAProxy (≥ 1.3×,
-/// lower p99) and against Varnish's shard director (at least equal throughput, origin
-/// bytes at most 5% above).
-pub fn origin_claims(rows: &[Row]) -> Vec<String> {
-    let mut out = Vec::new();
-    let verdict = |ok: bool| if ok { "holds" } else { "FAILS" };
-    for ((workload, connections), systems) in groups(rows) {
-        let get = |name: &str| systems.iter().find(|(s, _)| *s == name).map(|(_, r)| r.as_slice());
-        let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
-        let bytes =
-            |runs: &[&Row]| median(runs, |r| r.origin_bytes_per_request.unwrap_or(f64::NAN));
-        let head = format!("{workload}, {connections}:");
-        let Some(lr) = get("lard-r") else { continue };
-        if let Some(wrr) = get("wrr") {
-            let x = rps(lr) / rps(wrr);
-            let (mine, theirs) = (bytes(lr), bytes(wrr));
-            let fewer = if mine > 0.0 {
-                format!("{:.2}x fewer", theirs / mine)
-            } else {
-                format!("{:.2} vs {:.2} KiB per request", mine / 1024.0, theirs / 1024.0)
-            };
-            out.push(format!(
-                "{head} lard-r/wrr throughput {x:.2}x (>= 3: {}), origin bytes {fewer} (>= 2.5: {})",
-                verdict(x >= 3.0),
-                verdict(mine * 2.5 <= theirs && theirs > 0.0)
-            ));
-        }
-        if let Some(ha) = get("haproxy") {
-            out.push(against_haproxy(&head, lr, ha, 1.3));
-        }
-        if let Some(v) = get("varnish") {
-            let x = rps(lr) / rps(v);
-            let (mine, theirs) = (bytes(lr), bytes(v));
-            // Compared as a product, so "both fetched nothing" counts as equal (0/0 would
-            // be NaN, and NaN compares false).
-            let within = mine <= 1.05 * theirs;
-            let ratio = if theirs > 0.0 {
-                format!("{:.3}x varnish's", mine / theirs)
-            } else {
-                format!("{:.2} vs {:.2} KiB per request", mine / 1024.0, theirs / 1024.0)
-            };
-            out.push(format!(
-                "{head} lard-r/varnish throughput {x:.2}x (>= 1: {}), origin bytes {ratio} (<= 1.05: {})",
-                verdict(x >= 1.0),
-                verdict(within)
-            ));
-        }
-    }
-    out
-}
-
-/// What the A/A controls measured: for every system listed again (`lard#2`, see
-/// [`crate::front::listings`]), its medians over the first listing's, in every group.
-/// Two runs of the very same front-end differ only by the machine, so these ratios are
-/// the noise a difference between two systems has to stand out of.
-pub fn controls(rows: &[Row]) -> Vec<String> {
-    let mut out = Vec::new();
-    for ((workload, connections), systems) in groups(rows) {
-        for (name, runs) in &systems {
-            let Some(first) = crate::front::first_listing(name) else { continue };
-            let Some((_, base)) = systems.iter().find(|(s, _)| *s == first) else { continue };
-            let rps = median(runs, |r| r.throughput_rps) / median(base, |r| r.throughput_rps);
-            let p99 = median(runs, |r| r.p99_ms) / median(base, |r| r.p99_ms);
-            out.push(format!(
-                "{workload}, {connections}: A/A control {name}/{first} throughput {rps:.2}x, p99 {p99:.2}x (the same front-end twice: the measurement's own noise)"
-            ));
-        }
-    }
-    out
-}
-
-/// The claims of the papers, checked on the medians: for locality, `lard-r` against `wrr` (≥ 2×)
-/// and HAProxy (≥ 1.15×, lower p99) with a hit ratio ≥ 0.9; for classes, the static
-/// requests' mean response time under `class` at least 30% below `rr`. Groups without
-/// the systems a claim compares are left out.
-pub fn claims(rows: &[Row]) -> Vec<String> {
-    let mut out = Vec::new();
-    let verdict = |ok: bool| if ok { "holds" } else { "FAILS" };
-    for ((workload, connections), systems) in groups(rows) {
-        let get = |name: &str| systems.iter().find(|(s, _)| *s == name).map(|(_, r)| r.as_slice());
-        let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
-        let head = format!("{workload}, {connections}:");
-        if let Some(lr) = get("lard-r") {
-            if let Some(wrr) = get("wrr") {
-                let x = rps(lr) / rps(wrr);
-                out.push(format!(
-                    "{head} lard-r/wrr throughput {x:.2}x (>= 2: {})",
-                    verdict(x >= 2.0)
-                ));
-            }
-            if let Some(ha) = get("haproxy") {
-                out.push(against_haproxy(&head, lr, ha, 1.15));
-            }
-            let hit = median(lr, |r| r.hit_ratio);
-            if let Some(hash) = get("hash") {
-                let x = rps(lr) / rps(hash);
-                let hash_hit = median(hash, |r| r.hit_ratio);
-                out.push(format!(
-                    "{head} lard-r/hash throughput {x:.2}x (> 1: {}), hit ratio {hit:.3} vs {hash_hit:.3}",
-                    verdict(x > 1.0)
-                ));
-            }
-            out.push(format!("{head} lard-r hit ratio {hit:.3} (>= 0.9: {})", verdict(hit >= 0.9)));
-        }
-        if let (Some(class), Some(rr)) = (get("class"), get("rr")) {
-            let mean = |runs: &[&Row]| median(runs, |r| r.static_mean_ms.unwrap_or(f64::NAN));
-            let (c, r) = (mean(class), mean(rr));
-            let lower = 1.0 - c / r;
-            out.push(format!(
-                "{head} static mean response class {c:.2} ms vs rr {r:.2} ms: {:.0}% lower (>= 30%: {})",
-                lower * 100.0,
-                verdict(lower >= 0.3)
-            ));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claims::rows;
+
+    /// The claims' lines, as printed.
+    fn lines(claims: Vec<Claim>) -> Vec<String> {
+        claims.iter().map(ToString::to_string).collect()
+    }
+
+    fn controls(rows: &[Row]) -> Vec<String> {
+        lines(rows::controls(rows))
+    }
+
+    fn claims(rows: &[Row]) -> Vec<String> {
+        lines(rows::claims(rows))
+    }
+
+    fn origin_claims(rows: &[Row]) -> Vec<String> {
+        lines(rows::origin_claims(rows))
+    }
 
     fn row(system: &str, round: u32, rps: f64) -> Row {
         Row {
@@ -421,7 +306,7 @@ mod tests {
         assert!(claims[0].contains("lard-r/wrr throughput 3.00x (>= 2: holds)"), "{claims:?}");
         assert!(claims[1].contains("hit ratio 0.500 (>= 0.9: FAILS)"), "{claims:?}");
         let with_hash = [row("lard-r", 0, 300.0), Row { hit_ratio: 0.9, ..row("hash", 0, 200.0) }];
-        let claims = super::claims(&with_hash);
+        let claims = self::claims(&with_hash);
         assert!(
             claims.iter().any(|c| c
                 .contains("lard-r/hash throughput 1.50x (> 1: holds), hit ratio 0.500 vs 0.900")),

@@ -24,6 +24,7 @@ use sim::{CacheSizes, Model, SimConfig, Simulator};
 use trace::{Popularity, SizeMix, SynthConfig};
 
 use crate::error::{Context, Result};
+use crate::report::Report;
 use crate::results::Row;
 use crate::run_shape::RunShape;
 use crate::workload::{view_url, STREAM_REQUESTS};
@@ -59,7 +60,7 @@ impl Shape {
 
 /// One round's cost model, in µs on real cores.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CostModel {
+pub(crate) struct CostModel {
     pub hit_us: f64,
     pub miss_us: f64,
     pub front_us: f64,
@@ -67,7 +68,7 @@ pub struct CostModel {
 }
 
 /// Least squares y = a + b·x; None when the x values do not spread.
-pub fn fit_line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+pub(crate) fn fit_line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let n = points.len() as f64;
     let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
     let my = points.iter().map(|p| p.1).sum::<f64>() / n;
@@ -90,7 +91,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// The round's cost model from its measured rows.
-pub fn fit(rows: &[&Row]) -> Option<CostModel> {
+pub(crate) fn fit(rows: &[&Row]) -> Option<CostModel> {
     let points: Vec<(f64, f64)> =
         rows.iter().map(|r| (1.0 - r.hit_ratio, r.cpu_us_nodes)).collect();
     let (hit, miss) = fit_line(&points)?;
@@ -162,8 +163,14 @@ fn simulate(
 }
 
 /// Fits and simulates every round of every generated workload in `rows` (anchors are
-/// not simulated) and returns the report (Markdown).
-pub fn report(rows: &[Row], shape: &Shape, source: &str) -> Result<String> {
+/// not simulated) and returns the report (Markdown); `warn` hears of the groups and
+/// rounds it cannot fit.
+pub(crate) fn report(
+    rows: &[Row],
+    shape: &Shape,
+    source: &str,
+    warn: &dyn Report,
+) -> Result<String> {
     let caches = shape.cache_mb.iter().map(u64::to_string).collect::<Vec<_>>().join("/");
     let mut out =
         format!(
@@ -179,7 +186,9 @@ pub fn report(rows: &[Row], shape: &Shape, source: &str) -> Result<String> {
         if !["dynamic-uniform", "dynamic-zipf", "static-uniform", "static-zipf"]
             .contains(&&*workload)
         {
-            eprintln!("skipping {workload}: not a generated workload the simulator can rebuild");
+            warn.warn(&format!(
+                "skipping {workload}: not a generated workload the simulator can rebuild"
+            ));
             continue;
         }
         let larder: Vec<&Row> = systems
@@ -197,10 +206,10 @@ pub fn report(rows: &[Row], shape: &Shape, source: &str) -> Result<String> {
             let rr: Vec<&Row> = larder.iter().copied().filter(|r| r.round == round).collect();
             let wrr = rr.iter().find(|r| r.system == "wrr");
             let (Some(model), Some(wrr)) = (fit(&rr), wrr) else {
-                eprintln!(
+                warn.warn(&format!(
                     "skipping {workload} round {}: needs wrr and rows of different hit ratios",
                     round + 1
-                );
+                ));
                 continue;
             };
             let policies: Vec<PolicyKind> =
@@ -264,9 +273,9 @@ pub fn report(rows: &[Row], shape: &Shape, source: &str) -> Result<String> {
 }
 
 /// Reads `dir`'s rows.json and shape.json (the machine's CPUs, the caches and the users,
-/// which override `shape`'s), fits, simulates, prints the report and writes it to
-/// `dir/sim-vs-reality.md`.
-pub fn run(dir: &Path, shape: &Shape) -> Result<()> {
+/// which override `shape`'s), fits, simulates, hands the report to `report` as a table and
+/// writes it to `dir/sim-vs-reality.md`.
+pub fn run(dir: &Path, shape: &Shape, report: &dyn Report) -> Result<()> {
     let rows_file = dir.join("rows.json");
     let text = std::fs::read_to_string(&rows_file).with_context(|| {
         format!("reading {}: run larder bench experiment first", rows_file.display())
@@ -274,11 +283,11 @@ pub fn run(dir: &Path, shape: &Shape) -> Result<()> {
     let rows: Vec<Row> = serde_json::from_str(&text).context("reading rows.json")?;
     let run = RunShape::read(dir)?;
     let shape = Shape { cpus: run.cpus, cache_mb: run.cache_mb, users: run.users, ..shape.clone() };
-    let text = report(&rows, &shape, &dir.display().to_string())?;
-    print!("{text}");
+    let text = self::report(&rows, &shape, &dir.display().to_string(), report)?;
+    report.table(&text);
     let file = dir.join("sim-vs-reality.md");
     std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
-    println!("wrote {}", file.display());
+    report.note(&format!("wrote {}", file.display()));
     Ok(())
 }
 

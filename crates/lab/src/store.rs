@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use trace::{docs_for_dataset, generate, served_url, write_docroot, SizeMix, SynthConfig};
 
 use crate::error::{Context, LabError, Result};
+use crate::report::Report;
 
 /// Changes whenever the bytes a store holds for a given size would change.
 const LAYOUT_VERSION: u32 = 1;
@@ -55,8 +56,8 @@ pub fn synth_config(bytes: u64, sizes: SizeMix) -> Result<SynthConfig> {
 }
 
 /// The store of about `bytes` in `sizes` under `root`: reused if it is there, built
-/// otherwise.
-pub fn ensure(root: &Path, bytes: u64, sizes: SizeMix) -> Result<Store> {
+/// otherwise (which `report` hears of: it takes a while).
+pub fn ensure(root: &Path, bytes: u64, sizes: SizeMix, report: &dyn Report) -> Result<Store> {
     let config = synth_config(bytes, sizes)?;
     let docs = config.docs;
     let workload = generate(&config)?;
@@ -76,11 +77,11 @@ pub fn ensure(root: &Path, bytes: u64, sizes: SizeMix) -> Result<Store> {
     if store.dir.is_dir() {
         return Ok(store);
     }
-    eprintln!(
+    report.warn(&format!(
         "larder up: writing a {:.1} MiB synthetic store to {} (once; later runs reuse it)",
         total as f64 / (1 << 20) as f64,
         store.dir.display()
-    );
+    ));
     let building = root.join(format!(".building-{}-{}", std::process::id(), docs));
     let result = write_docroot(&workload, &building)
         .with_context(|| format!("writing the store in {}", building.display()))

@@ -1,13 +1,15 @@
 //! Figures over time of one churn run (a flash crowd, a node added, restarted or removed):
 //! per second the throughput, p99 and errors the load generator saw, the aggregate hit
 //! ratio and each node's requests from the nodes' load reports; what the must-hold checks
-//! read from them; and how they are written (JSON, CSV, SVG line charts, claims).
+//! ([`crate::claims::churn`]) read from them; and how they are written (JSON, CSV, SVG
+//! line charts, the table with the claims).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::claims::Claim;
 use crate::error::{Context, Result};
 
 /// One second of a run.
@@ -44,6 +46,11 @@ pub struct Timeline {
 const BEFORE_SECONDS: usize = 10;
 /// Within this factor of the hit ratio before, the cluster has recovered.
 pub const RECOVERED: f64 = 0.95;
+
+/// [`RECOVERED`] as the words of the table and the claims: "within 5%".
+pub(crate) fn recovered_within() -> String {
+    format!("within {:.0}%", (1.0 - RECOVERED) * 100.0)
+}
 
 impl Timeline {
     fn before(&self) -> &[Second] {
@@ -151,19 +158,19 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 type Systems<'a> = crate::grouping::BySystem<'a, Timeline>;
 
 /// Timelines by scenario, then system, in first-seen order.
-fn by_scenario(runs: &[Timeline]) -> Vec<(&str, Systems<'_>)> {
+pub(crate) fn by_scenario(runs: &[Timeline]) -> Vec<(&str, Systems<'_>)> {
     crate::grouping::by_key_then_system(runs, |t| t.scenario.as_str(), |t| t.system.as_str())
 }
 
 /// Median over rounds of `f`, None-safe: a round without a value counts as infinite, so a
 /// median that is infinite says at least half the rounds never got there.
-fn median_of(runs: &[&Timeline], f: impl Fn(&Timeline) -> Option<f64>) -> f64 {
+pub(crate) fn median_of(runs: &[&Timeline], f: impl Fn(&Timeline) -> Option<f64>) -> f64 {
     let mut v: Vec<f64> = runs.iter().map(|r| f(r).unwrap_or(f64::INFINITY)).collect();
     v.sort_by(f64::total_cmp);
     v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn seconds(x: f64) -> String {
+pub(crate) fn seconds(x: f64) -> String {
     if x.is_finite() {
         format!("{x:.0} s")
     } else {
@@ -183,7 +190,8 @@ pub fn render_table(runs: &[Timeline]) -> String {
         );
         let _ = writeln!(
             out,
-            "| system | req/s after | p99 ms after | hit before | hit after | hit back within 5% | node at half its fair share | node's share at the end (fair) | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "| system | req/s after | p99 ms after | hit before | hit after | hit back {} | node at half its fair share | node's share at the end (fair) | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            recovered_within()
         );
         for (system, runs) in systems {
             let m = |f: &dyn Fn(&Timeline) -> f64| {
@@ -212,82 +220,10 @@ pub fn render_table(runs: &[Timeline]) -> String {
     out
 }
 
-/// The must-hold checks of churn and flash crowds, on the medians over rounds.
-pub fn claims(runs: &[Timeline]) -> Vec<String> {
-    let verdict = |ok: bool| if ok { "holds" } else { "FAILS" };
-    let mut out = Vec::new();
-    for (scenario, systems) in by_scenario(runs) {
-        let get = |name: &str| systems.iter().find(|(s, _)| *s == name).map(|(_, r)| r.clone());
-        if scenario == "flash" {
-            let Some(lr) = get("lard-r") else { continue };
-            let p99 = |r: &[&Timeline]| median_of(r, |t| Some(t.p99_after_ms()));
-            let hit = |r: &[&Timeline]| median_of(r, |t| Some(t.hit_after()));
-            for other in ["hash", "haproxy-consistent", "nginx"] {
-                if let Some(o) = get(other) {
-                    let (a, b) = (p99(&lr), p99(&o));
-                    out.push(format!(
-                        "flash crowd: p99 during the crowd lard-r {a:.2} ms vs {other} {b:.2} ms (lower: {})",
-                        verdict(a < b)
-                    ));
-                }
-            }
-            if let Some(ha) = get("haproxy") {
-                let (a, b) = (hit(&lr), hit(&ha));
-                out.push(format!(
-                    "flash crowd: hit ratio during the crowd lard-r {a:.3} vs haproxy (factor 125) {b:.3} (higher: {})",
-                    verdict(a > b)
-                ));
-            }
-            if let Some(lard) = get("lard") {
-                let (a, b) = (
-                    median_of(&lr, |t| Some(t.rps_after())),
-                    median_of(&lard, |t| Some(t.rps_after())),
-                );
-                out.push(format!(
-                    "flash crowd: throughput during the crowd lard-r/lard {:.2}x (above 1: {})",
-                    a / b,
-                    verdict(a > b)
-                ));
-            }
-            continue;
-        }
-        for (system, runs) in &systems {
-            let errors: u64 = runs.iter().map(|t| t.errors()).sum();
-            let back = median_of(runs, |t| t.recovery_s());
-            let before = median_of(runs, |t| Some(t.hit_before()));
-            let recovered = format!(
-                "hit ratio within 5% of before ({before:.3}) after {} (<= 30 s: {})",
-                seconds(back),
-                verdict(back <= 30.0)
-            );
-            if scenario == "remove" {
-                out.push(format!(
-                    "node removed, {system}: failed requests {errors} (0: {}), {recovered}",
-                    verdict(errors == 0)
-                ));
-            } else if runs[0].node.is_some() {
-                let half = median_of(runs, |t| t.half_share_s());
-                let what = match scenario {
-                    "add" => "node added",
-                    "restart" => "node restarted on its address",
-                    other => other,
-                };
-                out.push(format!(
-                    "{what}, {system}: half its fair share ({:.3}) after {} (<= 10 s: {}), {recovered}, failed requests {errors}",
-                    runs[0].fair_share / 2.0,
-                    seconds(half),
-                    verdict(half <= 10.0)
-                ));
-            }
-        }
-    }
-    out
-}
-
 /// Writes `timeline.json`, `timeline.csv`, `table.md` (with the claims) and, per
 /// scenario, line charts of throughput, hit ratio, p99 and the changed node's share
 /// (the first round of every system).
-pub fn write(dir: &Path, runs: &[Timeline], header: &str, claims: &[String]) -> Result<()> {
+pub fn write(dir: &Path, runs: &[Timeline], header: &str, claims: &[Claim]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let write = |name: &str, text: &str| {
         let path = dir.join(name);
@@ -395,7 +331,8 @@ mod tests {
         assert_eq!(t.recovery_s(), Some(3.0));
         // 40 of 340 is 0.118 < 0.125; 60 of 360 is 0.167 >= 0.125.
         assert_eq!(t.half_share_s(), Some(4.0));
-        let claims = claims(&[t]);
+        let claims: Vec<String> =
+            crate::claims::churn::claims(&[t]).iter().map(ToString::to_string).collect();
         assert!(claims[0].contains("after 4 s (<= 10 s: holds)"), "{claims:?}");
         assert!(claims[0].contains("after 3 s (<= 30 s: holds)"), "{claims:?}");
     }

@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use policy::PolicyKind;
@@ -17,6 +18,7 @@ use crate::front::{started_nodes, System};
 use crate::launcher::{larder_exe, Launcher, ANY_LOCAL_PORT};
 use crate::nodes::{self, NodeSpec, Nodes};
 use crate::plan::ExperimentPlan;
+use crate::report::Report;
 use crate::route;
 use crate::run_dir::RunDir;
 use crate::settled;
@@ -104,19 +106,20 @@ impl Cluster {
 
 impl UpConfig {
     /// Starts the cluster and runs until a stop is requested (Ok) or a process dies on
-    /// its own (an error naming it).
-    pub fn run(&self) -> Result<()> {
+    /// its own (an error naming it); what it started and how it ends goes to `report`.
+    pub fn run(&self, report: Arc<dyn Report>) -> Result<()> {
+        let say = &*report;
         // First, before any thread exists (see `signals`).
         let signals = Signals::block().context("blocking signals")?;
         // The config before the store: a typo should not wait for a store to be written.
         let mut router_config = self.router_config()?;
-        let (docroot, example, docs) = self.documents()?;
+        let (docroot, example, docs) = self.documents(say)?;
         // A store can take seconds to write: honour a Ctrl-C pressed meanwhile.
         if signals.stop_requested(Duration::ZERO) {
             return Ok(());
         }
         let run_dir = RunDir::create("up")?;
-        let logs = Logs::new(run_dir.path().join("logs"), self.verbose)?;
+        let logs = Logs::new(run_dir.path().join("logs"), self.verbose.then(|| report.clone()))?;
         let exe = larder_exe(None)?;
         let launcher = Launcher {
             exe,
@@ -124,6 +127,7 @@ impl UpConfig {
             logs,
             grace: self.stop_timeout,
             node_cpu: None,
+            report: report.clone(),
         };
         let deadline = Instant::now() + self.start_timeout;
         let direct_io: &[String] = if self.direct_io { &["--direct-io".to_string()] } else { &[] };
@@ -133,11 +137,11 @@ impl UpConfig {
         } else {
             nodes::start_caching(&launcher, &self.origins, &specs, &[], deadline)?
         };
-        let Some(Nodes { group, addrs }) = started else { return stopped(None) };
-        let mut cluster =
-            Cluster { routers: Group::new(launcher.grace, signals.clone()), nodes: group };
+        let Some(Nodes { group, addrs }) = started else { return stopped(None, say) };
+        let routers = Group::new(launcher.grace, signals.clone(), report.clone());
+        let mut cluster = Cluster { routers, nodes: group };
         for (node, (name, addr)) in cluster.nodes.children.iter().zip(&addrs) {
-            println!("  node {name:<6} http://{addr}  pid {}", node.pid());
+            say.note(&format!("  node {name:<6} http://{addr}  pid {}", node.pid()));
         }
         router_config.nodes = started_nodes(&addrs);
         // The cluster is the nodes started here: none from a config file's DNS names.
@@ -149,32 +153,35 @@ impl UpConfig {
             &mut cluster,
             deadline,
         )?;
-        let Some(started) = started else { return stopped(Some(cluster)) };
+        let Some(started) = started else { return stopped(Some(cluster), say) };
         let listen = router_config.listen;
         for r in &started {
             let (router, admin) = (format!("router{}", r.suffix), format!("admin{}", r.suffix));
             let (pid, policy) = (r.pid, &router_config.policy.kind);
-            println!("  {router:<11} http://{listen}  pid {pid}  policy {policy}");
-            println!("  {admin:<11} http://{}/stats  (also /metrics, /targets?top=20)", r.admin);
+            say.note(&format!("  {router:<11} http://{listen}  pid {pid}  policy {policy}"));
+            say.note(&format!(
+                "  {admin:<11} http://{}/stats  (also /metrics, /targets?top=20)",
+                r.admin
+            ));
         }
         if let Some(first) = started.first() {
-            println!("  dashboard   http://{}/", first.admin);
+            say.note(&format!("  dashboard   http://{}/", first.admin));
         }
-        println!("  try         curl -i http://{listen}{example}");
-        println!("  load        {}", bench_line(listen, &example, docs));
-        println!("  logs        {}", launcher.logs.dir.display());
-        println!("larder up: ready; Ctrl-C or SIGTERM stops every process above");
+        say.note(&format!("  try         curl -i http://{listen}{example}"));
+        say.note(&format!("  load        {}", bench_line(listen, &example, docs)));
+        say.note(&format!("  logs        {}", launcher.logs.dir.display()));
+        say.note("larder up: ready; Ctrl-C or SIGTERM stops every process above");
         loop {
             match signals.wait(IDLE_WAKE) {
-                Wake::Stop => return stopped(Some(cluster)),
+                Wake::Stop => return stopped(Some(cluster), say),
                 Wake::ChildExited | Wake::Timeout => {
                     let exited = match cluster.routers.exited()? {
                         Some(e) => Some(e),
                         None => cluster.nodes.exited()?,
                     };
                     if let Some((what, tail)) = exited {
-                        eprintln!("larder up: {what}{tail}");
-                        eprintln!("larder up: stopping the rest");
+                        say.warn(&format!("larder up: {what}{tail}"));
+                        say.warn("larder up: stopping the rest");
                         cluster.stop();
                         return Err(LabError::Child(what));
                     }
@@ -254,33 +261,36 @@ impl UpConfig {
     /// The directory the nodes serve (`--docroot`, or the synthetic store, built if need
     /// be; none for caching nodes), the URL path of a document to try first, and the
     /// synthetic store's document count.
-    fn documents(&self) -> Result<(PathBuf, String, Option<u32>)> {
+    fn documents(&self, say: &dyn Report) -> Result<(PathBuf, String, Option<u32>)> {
         if !self.origins.is_empty() {
             let origins = self.origins.join(", then ");
-            println!("larder up: caching {origins}; each node caches {} MiB", self.cache_mb);
+            say.note(&format!(
+                "larder up: caching {origins}; each node caches {} MiB",
+                self.cache_mb
+            ));
             return Ok((PathBuf::new(), "/".to_string(), None));
         }
         match &self.docroot {
             Some(dir) if dir.is_dir() => {
-                println!(
+                say.note(&format!(
                     "larder up: docroot {}; each node caches {} MiB",
                     dir.display(),
                     self.cache_mb
-                );
+                ));
                 Ok((dir.clone(), "/".to_string(), None))
             }
             Some(dir) => invalid!("--docroot {}: not a directory", dir.display()),
             None => {
                 let root = store::root(self.store_dir.as_deref())?;
                 let bytes = store_bytes(self.nodes, self.cache_mb);
-                let s = store::ensure(&root, bytes, SizeMix::Hacc)?;
-                println!(
+                let s = store::ensure(&root, bytes, SizeMix::Hacc, say)?;
+                say.note(&format!(
                     "larder up: store {} ({} documents, {:.1} MiB; each node caches {} MiB)",
                     s.dir.display(),
                     s.docs,
                     s.bytes as f64 / (1 << 20) as f64,
                     self.cache_mb
-                );
+                ));
                 Ok((s.dir, s.example, Some(s.docs)))
             }
         }
@@ -311,10 +321,10 @@ impl UpConfig {
 }
 
 /// Stops what was started (by dropping it), saying so.
-fn stopped(cluster: Option<Cluster>) -> Result<()> {
-    eprintln!("larder up: stopping");
+fn stopped(cluster: Option<Cluster>, say: &dyn Report) -> Result<()> {
+    say.warn("larder up: stopping");
     drop(cluster);
-    eprintln!("larder up: stopped");
+    say.warn("larder up: stopped");
     Ok(())
 }
 

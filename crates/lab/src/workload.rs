@@ -17,6 +17,7 @@ use std::str::FromStr;
 use trace::{generate, load_workload, served_url, LoadOptions, Popularity, SizeMix};
 
 use crate::error::{Context, LabError, Result};
+use crate::report::Report;
 use crate::store;
 
 /// Requests in a generated stream; the load generator cycles through it.
@@ -149,13 +150,14 @@ pub fn build(
     sizing: &Sizing,
     trace: Option<&Path>,
     store_root: &Path,
+    report: &dyn Report,
 ) -> Result<Workload> {
     let popularity =
         if kind.zipf { Popularity::Zipf { alpha: sizing.alpha } } else { Popularity::Uniform };
     match kind.content {
         Content::Static => {
             let sizes = SizeMix::Fixed(sizing.file_bytes);
-            let store = store::ensure(store_root, sizing.dataset_bytes, sizes)?;
+            let store = store::ensure(store_root, sizing.dataset_bytes, sizes, report)?;
             let mut config = store::synth_config(sizing.dataset_bytes, sizes)?;
             config.requests = STREAM_REQUESTS;
             config.popularity = popularity;
@@ -213,18 +215,18 @@ pub fn build(
         Content::Trace => {
             let path = trace
                 .ok_or_else(|| LabError::Invalid("the trace workload needs --trace FILE".into()))?;
-            let (w, report) = load_workload(path, &LoadOptions::default())
+            let (w, loaded) = load_workload(path, &LoadOptions::default())
                 .with_context(|| format!("loading {}", path.display()))?;
             let name = path.file_name().map_or("trace".into(), |n| n.to_string_lossy());
             let docroot = store_root.join(format!("trace-{name}-{}", w.dataset_bytes()));
             if !docroot.is_dir() {
-                eprintln!(
+                report.warn(&format!(
                     "larder experiment: writing {} files of {} ({} requests) to {} (once)",
                     w.targets.len(),
                     path.display(),
-                    report.requests,
+                    loaded.requests,
                     docroot.display()
-                );
+                ));
                 trace::write_docroot(&w, &docroot)
                     .with_context(|| format!("writing {}", docroot.display()))?;
             }

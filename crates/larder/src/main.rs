@@ -6,7 +6,9 @@
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod console;
 mod memory;
+mod progress;
 
 /// larder: a locality-aware cluster web server.
 ///

@@ -7,6 +7,8 @@ use std::time::Duration;
 use bench::{parse_duration, RampSpec};
 use lab::{Connections, DynCost, ExperimentPlan, Kind, OriginLink, Ramp, System, WorkloadKind};
 
+use crate::console::Console;
+
 /// Run the headline experiments: start nodes, front-ends (larder route with each policy,
 /// HAProxy, nginx) and load, A B A B, and write tables, JSON and SVG charts.
 ///
@@ -246,9 +248,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             view_size: args.dyn_view_size,
             disk_us: args.sim_disk_us,
         };
-        return Ok(lab::sim_fit::run(dir, &shape)?);
+        return Ok(lab::sim_fit::run(dir, &shape, &Console::default())?);
     }
-    Ok(lab::experiment::run(&args.plan())?)
+    Ok(lab::experiment::run(&args.plan(), Console::shared())?)
 }
 
 #[cfg(test)]

@@ -276,7 +276,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut clock = RunClock::start();
     let (sizes, routers) = (&cluster_sizes, &args.routers.0);
     let runs = sizes.len() * routers.len() * policies.len();
-    let progress = lab::progress::Progress::new(runs as u64, "runs");
+    let progress = crate::progress::Progress::new(runs as u64, "runs");
     let results = sim::sweep_routers(&mut sim, &base, sizes, routers, &policies, |r, wall| {
         let timed = clock.lap(r, wall);
         if args.json {

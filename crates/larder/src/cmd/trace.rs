@@ -212,7 +212,7 @@ fn docroot(a: &DocrootArgs) -> anyhow::Result<()> {
 }
 
 fn report_docroot(workload: &Workload, dir: &Path) -> anyhow::Result<()> {
-    let progress = lab::progress::Progress::new(workload.targets.len() as u64, "files");
+    let progress = crate::progress::Progress::new(workload.targets.len() as u64, "files");
     let report = write_docroot_watched(workload, dir, || progress.advance())?;
     progress.finish();
     eprintln!("larder: docroot {}: {report}", dir.display());

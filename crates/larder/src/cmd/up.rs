@@ -9,6 +9,8 @@ use clap::value_parser;
 use lab::UpConfig;
 use policy::PolicyKind;
 
+use crate::console::Console;
+
 /// Start a cluster on this machine: nodes and a router, ready for traffic.
 ///
 /// With no arguments: a synthetic document store about 3× one node's cache and smaller
@@ -49,7 +51,7 @@ pub struct Args {
     listen: SocketAddr,
     /// Router processes sharing --listen (SO_REUSEPORT), named r1..rN in X-Larder-Router.
     #[arg(long, default_value_t = 1,
-          value_parser = value_parser!(u8).range(1..=i64::from(lab::up::MAX_ROUTERS)))]
+          value_parser = value_parser!(u8).range(1..=i64::from(lab::MAX_ROUTERS)))]
     routers: u8,
     /// Router admin API address (/stats, /metrics, /targets) [default: a free port on
     /// 127.0.0.1; with several routers, the first's, and the others take free ports].
@@ -108,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         verbose: args.verbose,
     };
     if args.bench {
-        return Ok(lab::experiment::run(&config.bench_plan(args.bench_secs)?)?);
+        return Ok(lab::experiment::run(&config.bench_plan(args.bench_secs)?, Console::shared())?);
     }
-    Ok(config.run()?)
+    Ok(config.run(Console::shared())?)
 }

@@ -38,14 +38,20 @@ impl Progress {
         self.bar.inc(1);
     }
 
+    /// Runs `print` with the bar out of the way, so what it prints goes above the bar (or
+    /// just runs it when there is none).
+    pub fn above(&self, print: impl FnOnce()) {
+        self.bar.suspend(print);
+    }
+
     /// Print a line to stdout above the bar (or just print it when there is none).
     pub fn println(&self, line: &str) {
-        self.bar.suspend(|| println!("{line}"));
+        self.above(|| println!("{line}"));
     }
 
     /// Print a line to stderr above the bar (or just print it when there is none).
     pub fn eprintln(&self, line: &str) {
-        self.bar.suspend(|| eprintln!("{line}"));
+        self.above(|| eprintln!("{line}"));
     }
 
     /// Remove the bar.
