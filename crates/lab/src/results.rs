@@ -1,5 +1,5 @@
 //! What the experiments measured: one [`Row`] per run, and the medians over rounds as a
-//! table (Markdown, so it pastes into docs/results.md), JSON and SVG bar charts.
+//! table (Markdown, so it pastes into docs/results/), JSON and SVG bar charts.
 
 use std::fmt::Write as _;
 use std::path::Path;
