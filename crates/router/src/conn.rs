@@ -24,7 +24,7 @@ use crate::access_log::{AccessEntry, AccessLog};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
 use crate::client_io::ClientIo;
-use crate::cluster::{Cluster, Dispatch, Settings};
+use crate::cluster::{Cluster, Dispatch, Finished, Settings};
 use crate::config::ms;
 use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
@@ -413,13 +413,9 @@ impl<S: ClientIo> Connection<S> {
                     let t = Some(done.upstream_time);
                     let duration = done.at.saturating_duration_since(began);
                     let answered = Some(Answered { status: done.status, duration });
-                    self.cluster.finish(
-                        dispatch.node,
-                        &target,
-                        Outcome::Ok,
-                        (t, answered),
-                        done.at,
-                    );
+                    let how =
+                        Finished { outcome: Outcome::Ok, upstream_time: t, answered, at: done.at };
+                    self.cluster.finish(dispatch.node, &target, &how);
                     self.last = done.at;
                     self.log(req, done.status, done.bytes, &dispatch.name, t);
                     return done.flow;
@@ -434,7 +430,8 @@ impl<S: ClientIo> Connection<S> {
                 status,
                 duration: self.last.saturating_duration_since(began),
             });
-            self.cluster.finish(dispatch.node, &target, outcome, (None, answered), self.last);
+            let how = Finished { outcome, upstream_time: None, answered, at: self.last };
+            self.cluster.finish(dispatch.node, &target, &how);
             if let Some(f) = failure {
                 self.cluster.failed(dispatch.node, f, self.last);
             }

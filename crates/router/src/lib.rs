@@ -14,7 +14,10 @@
 //! - `buf`: the bounded read buffer, taken when bytes arrive and given back when idle.
 //! - `drain`: the signal that ends idle keep-alive connections when the router stops.
 //! - `cluster`: membership (nodes by address, weights, health flips) and the one
-//!   placement (policy and load view) behind one lock; reload of both.
+//!   placement (policy and load view) behind one lock; reload of both. Its files: the
+//!   compiled `settings`, the `membership` reconciled with config and discovery, the
+//!   `placement` (pick, finish, load reports), a `node` slot's status, the `clock`.
+//! - `poison`: the one recovery from a poisoned lock.
 //! - `health`: one node's health, a pure state machine (ejection, return, slow start).
 //! - `stats`, `ewma`: per-node counters and the time-decayed latency average.
 //! - `hot`: the bounded hot-target counter behind `/targets` (its own lock).
@@ -71,6 +74,7 @@ mod node_addr;
 mod node_io;
 mod node_tls;
 pub mod overrides;
+mod poison;
 mod probe;
 mod splice;
 mod stats;
