@@ -12,6 +12,8 @@
 //!   comes from `http1`.
 //! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
 //! - `buf`: the bounded read buffer, taken when bytes arrive and given back when idle.
+//! - `pools`: the router's own spare read buffers (`buf_pool`) and splice pipes
+//!   (`pipe_pool`), sized from its config and handed to each connection.
 //! - `drain`: the signal that ends idle keep-alive connections when the router stops.
 //! - `cluster`: membership (nodes by address, weights, health flips) and the one
 //!   placement (policy and load view) behind one lock; reload of both. Its files: the
@@ -55,6 +57,7 @@ mod agreement;
 mod background;
 mod body;
 mod buf;
+mod buf_pool;
 mod client_io;
 mod cluster;
 pub mod config;
@@ -74,7 +77,9 @@ mod node_addr;
 mod node_io;
 mod node_tls;
 pub mod overrides;
+mod pipe_pool;
 mod poison;
+mod pools;
 mod probe;
 mod splice;
 mod stats;
@@ -99,6 +104,7 @@ use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
 use crate::config::ms;
 use crate::drain::Drain;
+use crate::pools::Pools;
 
 /// A configured router, ready to serve.
 pub struct Router {
@@ -108,6 +114,8 @@ pub struct Router {
     open: Arc<AtomicUsize>,
     /// A second listener whose clients speak TLS ([`Router::with_tls_listener`]).
     tls_listener: Option<TcpListener>,
+    /// This router's spare buffers and pipes, which its connections share.
+    pools: Pools,
 }
 
 /// Control of a running router from elsewhere (signal handlers, tests).
@@ -115,6 +123,7 @@ pub struct Router {
 pub struct RouterHandle {
     cluster: Arc<Cluster>,
     open: Arc<AtomicUsize>,
+    pools: Pools,
 }
 
 impl RouterHandle {
@@ -123,6 +132,7 @@ impl RouterHandle {
     /// the access log file stay as they were started.
     pub fn reload(&self, config: RouterConfig) -> Result<(), RouterError> {
         self.cluster.reload(config)?;
+        self.pools.configure(&self.cluster.settings().config);
         event("info", "config reloaded", &[]);
         Ok(())
     }
@@ -133,11 +143,11 @@ impl RouterHandle {
     }
 
     /// About how much memory client connections hold now, in bytes: their read buffers
-    /// (shared by every router in the process) and a few KiB of state each. The process
+    /// (this router's) and a few KiB of state each. The process
     /// around the router watches it to give memory back after a burst has passed.
     pub fn connection_memory(&self) -> usize {
         const STATE_PER_CONNECTION: usize = 4096;
-        buf::held_bytes() + self.client_connections() * STATE_PER_CONNECTION
+        self.pools.bufs.held_bytes() + self.client_connections() * STATE_PER_CONNECTION
     }
 
     /// The admin `/stats` document.
@@ -158,8 +168,9 @@ impl Router {
             target => Some(Arc::new(AccessLog::open(target)?)),
         };
         let open = Arc::new(AtomicUsize::new(0));
+        let pools = Pools::new(&config);
         let cluster = Arc::new(Cluster::new(config)?);
-        Ok(Router { cluster, access_log, open, tls_listener: None })
+        Ok(Router { cluster, access_log, open, tls_listener: None, pools })
     }
 
     /// Also serve TLS clients on `listener`, with the certificates of the config's `[tls]`
@@ -170,7 +181,11 @@ impl Router {
     }
 
     pub fn handle(&self) -> RouterHandle {
-        RouterHandle { cluster: self.cluster.clone(), open: self.open.clone() }
+        RouterHandle {
+            cluster: self.cluster.clone(),
+            open: self.open.clone(),
+            pools: self.pools.clone(),
+        }
     }
 
     /// Serve clients on `listener` (and the admin API on `admin`) until `shutdown`
@@ -240,15 +255,19 @@ impl Router {
             let _ = stream.set_nodelay(true);
             let (cluster, log, drain_wait) =
                 (self.cluster.clone(), self.access_log.clone(), drain.wait());
-            let open = self.open.clone();
+            let (open, pools) = (self.open.clone(), self.pools.clone());
             open.fetch_add(1, Ordering::Relaxed);
             connections.spawn(async move {
                 if tls {
                     // Boxed: a TLS session is several KiB, and a plain connection's task
                     // would otherwise be sized for it too.
-                    Box::pin(handshake_then_serve(stream, peer, cluster, log, drain_wait)).await;
+                    let served =
+                        handshake_then_serve(stream, peer, cluster, log, drain_wait, pools);
+                    Box::pin(served).await;
                 } else {
-                    conn::Connection::new(stream, peer, cluster, log, drain_wait).run().await;
+                    conn::Connection::new(stream, peer, cluster, log, drain_wait, pools)
+                        .run()
+                        .await;
                 }
                 open.fetch_sub(1, Ordering::Relaxed);
                 drop(permit);
@@ -290,6 +309,7 @@ async fn handshake_then_serve(
     cluster: Arc<Cluster>,
     log: Option<Arc<AccessLog>>,
     drain: drain::DrainWait,
+    pools: Pools,
 ) {
     let settings = cluster.settings();
     let Some(tls) = settings.tls.clone() else { return };
@@ -297,7 +317,7 @@ async fn handshake_then_serve(
     drop(settings);
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
     if let Ok(Ok(stream)) = tokio::time::timeout(limit, acceptor.accept(stream)).await {
-        conn::Connection::new(stream, peer, cluster, log, drain).run().await;
+        conn::Connection::new(stream, peer, cluster, log, drain, pools).run().await;
     }
 }
 

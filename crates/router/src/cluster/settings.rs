@@ -35,9 +35,6 @@ impl Settings {
             max_uri_len: config.limits.max_uri_bytes,
         };
         let health = health::Rules::new(&config.health);
-        crate::buf::set_spare_limit(config.limits.spare_buffers);
-        crate::splice::set_spare_limit(config.limits.spare_buffers);
-        crate::splice::set_pipe_bytes(config.limits.splice_pipe_bytes);
         let router_field = config
             .router_header
             .then(|| format!("X-Larder-Router: {}\r\n", config.router_name()).into_bytes().into());
