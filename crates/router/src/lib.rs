@@ -29,9 +29,10 @@
 //! - `background`: the loops off the request path: health checks and ticker, the load
 //!   monitor (`monitor` reads the nodes' load reports), the access-log flush.
 //! - `probe`: the tiny HTTP client the background loops use.
-//! - `discovery`: the loop that finds nodes through DNS (A/AAAA and SRV) and applies them
-//!   through the cluster's reload; `discovered`, its pure part: answers → named nodes, the
-//!   last good answer kept through errors, TTL → next round, the `/stats` view.
+//! - `discovery`: finding nodes through DNS (A/AAAA and SRV), applied through the
+//!   cluster's reload: the loop, its `config`, `resolve` (asking the nameserver),
+//!   `answers` (answers → named nodes), `state` (the last good answer kept through
+//!   errors, TTL → next round) and `view` (its `/stats` part).
 //! - `admin`: the admin listener: `/` (`dashboard`, the live page), `/stats`
 //!   (`admin_stats`, [`wire::RouterStats`]), `/metrics` (`admin_metrics`, Prometheus
 //!   text), `/targets?top=N`, `/healthz`.
@@ -63,7 +64,6 @@ mod cluster;
 pub mod config;
 mod conn;
 mod dashboard;
-mod discovered;
 mod discovery;
 mod drain;
 pub mod error;

@@ -35,7 +35,7 @@ pub(crate) use placement::{Finished, Placement};
 pub(crate) use settings::Settings;
 
 use crate::config::{NodeConfig, RouterConfig};
-use crate::discovered::Discovered;
+use crate::discovery::Discovered;
 use crate::error::RouterError;
 use crate::health::{self, Failure, Flip};
 use crate::hot::HotTargets;
