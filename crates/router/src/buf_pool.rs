@@ -10,15 +10,13 @@
 //! so two routers in one process (tests, peers) keep their own limits and counts.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
-use crate::poison::Recover;
+use crate::spares::Spares;
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct BufPool {
-    /// Buffers given back and not yet taken again, at most `limit` of them.
-    spare: Mutex<Vec<Vec<u8>>>,
-    limit: AtomicUsize,
+    /// Buffers given back and not yet taken again.
+    spare: Spares<Vec<u8>>,
     /// Bytes the buffers taken from this pool hold now: what giving memory back can win.
     held: AtomicUsize,
 }
@@ -26,8 +24,7 @@ pub(crate) struct BufPool {
 impl BufPool {
     /// Keep at most `n` given-back buffers for reuse from now on (from the config).
     pub(crate) fn keep_at_most(&self, n: usize) {
-        self.limit.store(n, Ordering::Relaxed);
-        self.spare.lock().recover().truncate(n);
+        self.spare.keep_at_most(n);
     }
 
     /// See `held`.
@@ -37,19 +34,10 @@ impl BufPool {
 
     /// A spare buffer of capacity `size`, or a new one; counted as held until given back.
     pub(crate) fn take(&self, size: usize) -> Vec<u8> {
-        let v = self.spare_of(size).unwrap_or_else(|| Vec::with_capacity(size));
+        let spare = self.spare.take(|v| v.capacity() == size);
+        let v = spare.unwrap_or_else(|| Vec::with_capacity(size));
         self.held.fetch_add(v.capacity(), Ordering::Relaxed);
         v
-    }
-
-    fn spare_of(&self, size: usize) -> Option<Vec<u8>> {
-        let mut spare = self.spare.lock().recover();
-        while let Some(v) = spare.pop() {
-            if v.capacity() == size {
-                return Some(v);
-            }
-        }
-        None
     }
 
     /// `v`, taken from this pool, is no longer held: keep it for reuse if there is room
@@ -60,16 +48,13 @@ impl BufPool {
         }
         self.held.fetch_sub(v.capacity(), Ordering::Relaxed);
         v.clear();
-        let mut spare = self.spare.lock().recover();
-        if spare.len() < self.limit.load(Ordering::Relaxed) {
-            spare.push(v);
-        }
+        self.spare.give(v);
     }
 
     /// How many spares the pool keeps now (the tests' view).
     #[cfg(test)]
     pub(crate) fn spares(&self) -> usize {
-        self.spare.lock().recover().len()
+        self.spare.len()
     }
 }
 

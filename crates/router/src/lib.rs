@@ -13,7 +13,8 @@
 //! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
 //! - `buf`: the bounded read buffer, taken when bytes arrive and given back when idle.
 //! - `pools`: the router's own spare read buffers (`buf_pool`) and splice pipes
-//!   (`pipe_pool`), sized from its config and handed to each connection.
+//!   (`pipe_pool`), bounded stocks (`spares`) sized from its config and handed to each
+//!   connection.
 //! - `drain`: the signal that ends idle keep-alive connections when the router stops.
 //! - `cluster`: membership (nodes by address, weights, health flips) and the one
 //!   placement (policy and load view) behind one lock; reload of both. Its files: the
@@ -81,6 +82,7 @@ mod pipe_pool;
 mod poison;
 mod pools;
 mod probe;
+mod spares;
 mod splice;
 mod stats;
 mod tls;

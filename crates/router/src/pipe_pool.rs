@@ -25,11 +25,10 @@ mod linux {
     use std::io;
     use std::os::fd::OwnedFd;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
 
     use rustix::pipe::{fcntl_getpipe_size, fcntl_setpipe_size, pipe_with, PipeFlags};
 
-    use crate::poison::Recover;
+    use crate::spares::Spares;
 
     /// A pipe's capacity by default (when the size cannot even be asked).
     const DEFAULT_CAPACITY: usize = 64 * 1024;
@@ -46,18 +45,13 @@ mod linux {
     }
 
     pub(crate) struct PipePool {
-        spare: Mutex<Vec<Pipe>>,
-        limit: AtomicUsize,
+        spare: Spares<Pipe>,
         pipe_bytes: AtomicUsize,
     }
 
     impl Default for PipePool {
         fn default() -> Self {
-            PipePool {
-                spare: Mutex::new(Vec::new()),
-                limit: AtomicUsize::new(0),
-                pipe_bytes: AtomicUsize::new(DEFAULT_CAPACITY),
-            }
+            PipePool { spare: Spares::default(), pipe_bytes: AtomicUsize::new(DEFAULT_CAPACITY) }
         }
     }
 
@@ -66,18 +60,16 @@ mod linux {
         /// config). A larger pipe moves a body in fewer splices, so fewer wake-ups of
         /// the router and of the client.
         pub(crate) fn configure(&self, spare: usize, pipe_bytes: usize) {
-            self.limit.store(spare, Ordering::Relaxed);
-            let mut pipes = self.spare.lock().recover();
             if self.pipe_bytes.swap(pipe_bytes, Ordering::Relaxed) != pipe_bytes {
                 // Spare pipes of the old size go; new ones are made at the new size.
-                pipes.clear();
+                self.spare.clear();
             }
-            pipes.truncate(spare);
+            self.spare.keep_at_most(spare);
         }
 
         /// An idle pipe, or a new one.
         pub(crate) fn take(&self) -> io::Result<Pipe> {
-            if let Some(p) = self.spare.lock().recover().pop() {
+            if let Some(p) = self.spare.take(|_| true) {
                 return Ok(p);
             }
             let (read, write) = pipe_with(PipeFlags::NONBLOCK | PipeFlags::CLOEXEC)?;
@@ -94,18 +86,9 @@ mod linux {
 
         /// `p`, empty, back for reuse if there is room and it has the size asked now.
         pub(crate) fn give(&self, p: Pipe) {
-            let mut spare = self.spare.lock().recover();
-            if spare.len() < self.limit.load(Ordering::Relaxed)
-                && p.asked == self.pipe_bytes.load(Ordering::Relaxed)
-            {
-                spare.push(p);
+            if p.asked == self.pipe_bytes.load(Ordering::Relaxed) {
+                self.spare.give(p);
             }
-        }
-
-        /// How many idle pipes the pool keeps now (the tests' view).
-        #[cfg(test)]
-        pub(crate) fn spares(&self) -> usize {
-            self.spare.lock().recover().len()
         }
     }
 
@@ -122,13 +105,17 @@ mod linux {
                 let pipes: Vec<Pipe> = (0..4).map(|_| pool.take().unwrap()).collect();
                 pipes.into_iter().for_each(|p| pool.give(p));
             }
-            assert_eq!((small.spares(), large.spares()), (1, 3));
+            assert_eq!((small.spare.len(), large.spare.len()), (1, 3));
             let (a, b) = (small.take().unwrap(), large.take().unwrap());
             assert_eq!((a.capacity, b.capacity), (4096, 8192));
             small.give(a);
             large.give(b);
             large.configure(3, 16384);
-            assert_eq!((small.spares(), large.spares()), (1, 0), "a new size empties one only");
+            assert_eq!(
+                (small.spare.len(), large.spare.len()),
+                (1, 0),
+                "a new size empties one only"
+            );
         }
     }
 }

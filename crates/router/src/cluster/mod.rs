@@ -37,7 +37,7 @@ pub(crate) use settings::Settings;
 use crate::config::{NodeConfig, RouterConfig};
 use crate::discovery::Discovered;
 use crate::error::RouterError;
-use crate::health::{self, Failure, Flip};
+use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
 use crate::log::event;
 use crate::monitor::NodeReport;
@@ -151,21 +151,26 @@ impl Cluster {
 
     /// A request failed on `node` (about `at`) in a way that says something about the node.
     pub(crate) fn failed(&self, node: NodeId, failure: Failure, at: Instant) {
-        let settings = self.settings();
-        let mut p = self.placement();
-        let Some(status) = p.nodes.get_mut(node.index()) else { return };
-        if let Some(flip) = status.health.request_failed(failure, at, &settings.health) {
-            self.flipped(&mut p, node, flip, &settings.health, at);
-        }
+        self.health_event(node, at, |h, rules| h.request_failed(failure, at, rules));
     }
 
     /// The result of one active check of `node`, finished at `now`.
     pub(crate) fn check_result(&self, node: NodeId, ok: bool, now: Instant) {
+        self.health_event(node, now, |h, rules| h.observe(ok, now, rules));
+    }
+
+    /// Apply what `event` makes of `node`'s health (about `at`).
+    fn health_event(
+        &self,
+        node: NodeId,
+        at: Instant,
+        event: impl FnOnce(&mut Health, &health::Rules) -> Option<Flip>,
+    ) {
         let settings = self.settings();
         let mut p = self.placement();
         let Some(status) = p.nodes.get_mut(node.index()) else { return };
-        if let Some(flip) = status.health.observe(ok, now, &settings.health) {
-            self.flipped(&mut p, node, flip, &settings.health, now);
+        if let Some(flip) = event(&mut status.health, &settings.health) {
+            self.flipped(&mut p, node, flip, &settings.health, at);
         }
     }
 
