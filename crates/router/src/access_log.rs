@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use wire::clf::{Combined, Entry, Host, Quoting, Request};
 
+use crate::poison::Recover;
 use crate::RouterError;
 
 pub(crate) struct AccessLog {
@@ -56,13 +57,13 @@ impl AccessLog {
         LINE.with_borrow_mut(|line| {
             line.clear();
             write_line(e, SystemTime::now(), line);
-            let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+            let mut out = self.out.lock().recover();
             let _ = out.write_all(line);
         });
     }
 
     pub(crate) fn flush(&self) {
-        let _ = self.out.lock().unwrap_or_else(|p| p.into_inner()).flush();
+        let _ = self.out.lock().recover().flush();
     }
 }
 

@@ -94,7 +94,7 @@ pub(crate) fn metrics(cluster: &Cluster) -> String {
         })
         .collect();
     e.gauge("larder_route_report_age_seconds", "Time since the node's last load report.", ages);
-    if let (_, Some(share)) = p.agreement.share(cluster.clock(now)) {
+    if let (_, Some(share)) = p.agreement.share(p.clock.at(now)) {
         e.gauge(
             "larder_route_picks_on_holders_ratio",
             "Share of recent picks that went to a node holding the target by its report.",

@@ -81,7 +81,7 @@ pub(crate) fn stats(cluster: &Cluster) -> RouterStats {
         .collect();
     RouterStats {
         router,
-        uptime_ms: cluster.clock(now) / 1_000_000,
+        uptime_ms: p.clock.at(now) / 1_000_000,
         latency_bounds_seconds: wire::LATENCY_BOUNDS_SECONDS.to_vec(),
         policy: PolicyStats {
             name: p.policy.name().to_string(),
@@ -90,7 +90,7 @@ pub(crate) fn stats(cluster: &Cluster) -> RouterStats {
             replications: policy_stats.replications,
             evictions: policy_stats.evictions,
         },
-        placement: placement(cluster, &p, now),
+        placement: placement(&p, now),
         hot_targets_tracked: hot_tracked,
         hot_targets: hot.iter().take(STATS_HOT_TARGETS).map(|e| hot_target(&p, e)).collect(),
         nodes,
@@ -114,8 +114,8 @@ fn state(n: &NodeStatus, warming: bool) -> NodeState {
 
 /// How this router places targets, and how often its recent picks fell on a node that
 /// holds the target by the nodes' own reports.
-fn placement(cluster: &Cluster, p: &Placement, now: Instant) -> PlacementStats {
-    let (picks, share) = p.agreement.share(cluster.clock(now));
+fn placement(p: &Placement, now: Instant) -> PlacementStats {
+    let (picks, share) = p.agreement.share(p.clock.at(now));
     let reporting = p.nodes.iter().filter(|n| n.configured && n.holdings.is_some()).count();
     let basis = if reporting > 0 {
         "node reports of their holdings, then hashing on node names"

@@ -14,6 +14,7 @@ use http1::{BodyFraming, ChunkError, ChunkEvent, ChunkLimits, ChunkedDecoder};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::buf::IoBuf;
+use crate::pipe_pool::PipePool;
 use crate::splice::{self, Spliceable, Stop};
 
 /// Pending output is written once it reaches this size.
@@ -37,7 +38,7 @@ pub(crate) enum SourceError {
 }
 
 /// How one body is to be relayed.
-pub(crate) struct BodyPlan {
+pub(crate) struct BodyPlan<'a> {
     pub framing: BodyFraming,
     /// Re-encode as chunked (else a chunked body goes out as raw bytes).
     pub chunked_out: bool,
@@ -49,6 +50,8 @@ pub(crate) struct BodyPlan {
     /// A body of known length with at least this many bytes still to come moves
     /// socket to socket by splice when both ends are plain TCP; 0 never splices.
     pub splice_from: u64,
+    /// The router's pipes, for splicing; none never splices (a probe's body).
+    pub pipes: Option<&'a PipePool>,
 }
 
 /// Write `out` to `dst` within `timeout` and clear it.
@@ -85,7 +88,7 @@ pub(crate) async fn relay<S, D>(
     buf: &mut IoBuf,
     dst: &mut D,
     out: &mut Vec<u8>,
-    plan: &BodyPlan,
+    plan: &BodyPlan<'_>,
 ) -> Result<u64, BodyError>
 where
     S: AsyncRead + Spliceable + Unpin,
@@ -103,8 +106,10 @@ where
             }
             let mut left = n;
             let to_come = n.saturating_sub(buf.len() as u64);
-            if plan.splice_from > 0 && to_come >= plan.splice_from {
-                left = relay_spliced(src, buf, dst, out, n, t).await?;
+            if let Some(pipes) = plan.pipes.filter(|_| plan.splice_from > 0) {
+                if to_come >= plan.splice_from {
+                    left = relay_spliced(src, buf, dst, out, n, pipes, t).await?;
+                }
             }
             loop {
                 let take = left.min(buf.len() as u64) as usize;
@@ -152,6 +157,7 @@ async fn relay_spliced<S, D>(
     dst: &mut D,
     out: &mut Vec<u8>,
     n: u64,
+    pipes: &PipePool,
     timeout: Duration,
 ) -> Result<u64, BodyError>
 where
@@ -167,7 +173,7 @@ where
     flush(dst, out, timeout).await?;
     let rest = n - take as u64;
     let (Some(from), Some(to)) = (src.tcp(), dst.tcp()) else { return Ok(rest) };
-    match splice::relay(from, to, rest, timeout).await {
+    match splice::relay(pipes, from, to, rest, timeout).await {
         Ok(()) => Ok(0),
         Err(Stop::Refused { moved }) => Ok(rest - moved),
         Err(Stop::SourceClosed) => Err(BodyError::Source(SourceError::Closed)),
@@ -212,7 +218,7 @@ async fn relay_chunked<S, D>(
     buf: &mut IoBuf,
     dst: &mut D,
     out: &mut Vec<u8>,
-    plan: &BodyPlan,
+    plan: &BodyPlan<'_>,
 ) -> Result<u64, BodyError>
 where
     S: AsyncRead + Unpin,
@@ -295,6 +301,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let body: Vec<u8> = (0..200_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
         let cases = [(0, None), (1, None), (1, Some(0)), (1, Some(70_000)), (150_000, None)];
+        let pipes = PipePool::default();
         for (splice_from, refuse) in cases {
             splice::tests::refuse_from(refuse);
             rt.block_on(async {
@@ -316,6 +323,7 @@ mod tests {
                     timeout: Duration::from_secs(10),
                     max_bytes: 0,
                     splice_from,
+                    pipes: Some(&pipes),
                 };
                 let read = tokio::spawn(async move {
                     let mut got = vec![0u8; 4 + 200_000];

@@ -5,61 +5,17 @@
 //! idle clients cost their sockets and small bookkeeping, not 5,000 buffers. The bytes
 //! are read into the spare capacity, so a buffer is never zeroed first.
 //!
-//! A buffer given back goes to a small process-wide stock of spares (`limits.
-//! spare_buffers`), which the next request takes it from: a busy keep-alive client does
-//! not pay an allocation (and the allocator's page faults) per request, and buffers are
-//! not scattered between the small allocations of thousands of idle connections, where
-//! every one would keep a page of memory in use after it was freed.
+//! Memory comes from the router's [`BufPool`] and goes back to it, so a busy keep-alive
+//! client does not pay an allocation per request; a buffer made without a pool (a
+//! probe's, an admin request's) frees its memory instead.
 
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::TcpStream;
 
-/// Bytes the read buffers of this process hold now: what giving memory back can win.
-static HELD: AtomicUsize = AtomicUsize::new(0);
-
-/// Buffers given back and not yet taken again, at most [`SPARE_LIMIT`] of them.
-static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
-static SPARE_LIMIT: AtomicUsize = AtomicUsize::new(64);
-
-/// How many given-back buffers to keep for reuse (from the config; process-wide).
-pub(crate) fn set_spare_limit(n: usize) {
-    SPARE_LIMIT.store(n, Ordering::Relaxed);
-    let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
-    spare.truncate(n);
-}
-
-/// A spare buffer of capacity `size`, or a new one.
-fn take_spare(size: usize) -> Vec<u8> {
-    let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
-    while let Some(v) = spare.pop() {
-        if v.capacity() == size {
-            return v;
-        }
-    }
-    drop(spare);
-    Vec::with_capacity(size)
-}
-
-/// Keep `v` for reuse if there is room among the spares, else free it.
-fn give_spare(mut v: Vec<u8>) {
-    if v.capacity() == 0 {
-        return;
-    }
-    v.clear();
-    let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
-    if spare.len() < SPARE_LIMIT.load(Ordering::Relaxed) {
-        spare.push(v);
-    }
-}
-
-/// See [`HELD`].
-pub(crate) fn held_bytes() -> usize {
-    HELD.load(Ordering::Relaxed)
-}
+use crate::buf_pool::BufPool;
 
 pub(crate) struct IoBuf {
     /// `data[start..]` is unconsumed; `data.len()` is where the next read goes. Empty
@@ -68,11 +24,19 @@ pub(crate) struct IoBuf {
     start: usize,
     /// The most bytes ever held (the capacity taken when bytes arrive).
     size: usize,
+    /// Where the memory comes from and goes back to; none: allocated and freed.
+    pool: Option<Arc<BufPool>>,
 }
 
 impl IoBuf {
+    /// A buffer of its own memory, freed when released.
     pub(crate) fn new(size: usize) -> Self {
-        IoBuf { data: Vec::new(), start: 0, size }
+        IoBuf { data: Vec::new(), start: 0, size, pool: None }
+    }
+
+    /// A buffer whose memory comes from `pool` and goes back to it.
+    pub(crate) fn pooled(size: usize, pool: Arc<BufPool>) -> Self {
+        IoBuf { data: Vec::new(), start: 0, size, pool: Some(pool) }
     }
 
     /// The bytes received and not yet consumed.
@@ -117,9 +81,8 @@ impl IoBuf {
     /// Give the memory back if nothing is held (a connection going idle).
     pub(crate) fn release(&mut self) {
         if self.is_empty() {
-            HELD.fetch_sub(self.data.capacity(), Ordering::Relaxed);
             self.start = 0;
-            give_spare(std::mem::take(&mut self.data));
+            self.give_back();
         }
     }
 
@@ -127,8 +90,10 @@ impl IoBuf {
     /// when the end is reached. False when the buffer is full.
     fn make_room(&mut self) -> bool {
         if self.data.capacity() == 0 {
-            self.data = take_spare(self.size);
-            HELD.fetch_add(self.data.capacity(), Ordering::Relaxed);
+            self.data = match &self.pool {
+                Some(pool) => pool.take(self.size),
+                None => Vec::with_capacity(self.size),
+            };
         }
         if self.data.len() >= self.size && self.start > 0 {
             self.data.drain(..self.start);
@@ -168,10 +133,19 @@ impl IoBuf {
     }
 }
 
+impl IoBuf {
+    /// Hand the memory to the pool (or free it), holding none.
+    fn give_back(&mut self) {
+        let data = std::mem::take(&mut self.data);
+        if let Some(pool) = &self.pool {
+            pool.give(data);
+        }
+    }
+}
+
 impl Drop for IoBuf {
     fn drop(&mut self) {
-        HELD.fetch_sub(self.data.capacity(), Ordering::Relaxed);
-        give_spare(std::mem::take(&mut self.data));
+        self.give_back();
     }
 }
 

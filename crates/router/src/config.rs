@@ -10,7 +10,7 @@ use policy::mapper::{ClassRule, PathMatch, ViewRule};
 use policy::{ClassId, LoadWeights, MapperConfig, NodeId, PolicyKind, PolicySpec, SECOND};
 use serde::{Deserialize, Serialize};
 
-pub use crate::discovered::{DiscoveryConfig, DnsKind, DnsName};
+pub use crate::discovery::config::{DiscoveryConfig, DnsKind, DnsName};
 pub use crate::node_addr::NodeAddr;
 use crate::RouterError;
 use http1::ChunkLimits;

@@ -24,11 +24,13 @@ use crate::access_log::{AccessEntry, AccessLog};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
 use crate::client_io::ClientIo;
-use crate::cluster::{Cluster, Dispatch, Settings};
+use crate::cluster::{Cluster, Dispatch, Finished, Settings};
 use crate::config::ms;
 use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
+use crate::pipe_pool::PipePool;
+use crate::pools::Pools;
 use crate::stats::Answered;
 use crate::turn;
 use crate::upstream::Pooled;
@@ -121,6 +123,8 @@ pub(crate) struct Connection<S: ClientIo> {
     client: Vec<u8>,
     client_buf: IoBuf,
     upstream_buf: IoBuf,
+    /// The router's splice pipes (its read buffers are the two above's).
+    pipes: Arc<PipePool>,
     out: Vec<u8>,
     /// The current request's normalised path, refilled per request.
     path: String,
@@ -141,6 +145,7 @@ impl<S: ClientIo> Connection<S> {
         cluster: Arc<Cluster>,
         access_log: Option<Arc<AccessLog>>,
         drain: DrainWait,
+        pools: Pools,
     ) -> Self {
         let limits = &cluster.settings().config.limits;
         let size = limits.buffer_bytes.max(limits.max_header_bytes + 1);
@@ -150,8 +155,9 @@ impl<S: ClientIo> Connection<S> {
             access_log,
             drain,
             client: peer.ip().to_string().into_bytes(),
-            client_buf: IoBuf::new(size),
-            upstream_buf: IoBuf::new(size),
+            client_buf: IoBuf::pooled(size, pools.bufs.clone()),
+            upstream_buf: IoBuf::pooled(size, pools.bufs),
+            pipes: pools.pipes,
             out: Vec::new(),
             path: String::new(),
             last: Instant::now(),
@@ -413,13 +419,9 @@ impl<S: ClientIo> Connection<S> {
                     let t = Some(done.upstream_time);
                     let duration = done.at.saturating_duration_since(began);
                     let answered = Some(Answered { status: done.status, duration });
-                    self.cluster.finish(
-                        dispatch.node,
-                        &target,
-                        Outcome::Ok,
-                        (t, answered),
-                        done.at,
-                    );
+                    let how =
+                        Finished { outcome: Outcome::Ok, upstream_time: t, answered, at: done.at };
+                    self.cluster.finish(dispatch.node, &target, &how);
                     self.last = done.at;
                     self.log(req, done.status, done.bytes, &dispatch.name, t);
                     return done.flow;
@@ -434,7 +436,8 @@ impl<S: ClientIo> Connection<S> {
                 status,
                 duration: self.last.saturating_duration_since(began),
             });
-            self.cluster.finish(dispatch.node, &target, outcome, (None, answered), self.last);
+            let how = Finished { outcome, upstream_time: None, answered, at: self.last };
+            self.cluster.finish(dispatch.node, &target, &how);
             if let Some(f) = failure {
                 self.cluster.failed(dispatch.node, f, self.last);
             }
@@ -541,6 +544,7 @@ impl<S: ClientIo> Connection<S> {
             timeout: ms(t.body_ms),
             max_bytes: cfg.limits.max_body_bytes,
             splice_from: cfg.limits.splice_min_bytes,
+            pipes: Some(&self.pipes),
         };
         // The node may answer before the body is all in (an early 413) and stop reading:
         // its answer is what the client gets, so a byte from the node ends the upload, and
@@ -669,6 +673,7 @@ impl<S: ClientIo> Connection<S> {
             timeout: ms(cfg.timeouts.body_ms),
             max_bytes: 0,
             splice_from: cfg.limits.splice_min_bytes,
+            pipes: Some(&self.pipes),
         };
         turn::after_this_turns_reads(cfg.write_batching).await;
         let relayed = body::relay(

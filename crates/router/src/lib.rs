@@ -12,9 +12,15 @@
 //!   comes from `http1`.
 //! - `body`: streaming body relay in bounded memory (chunked re-encoded canonically).
 //! - `buf`: the bounded read buffer, taken when bytes arrive and given back when idle.
+//! - `pools`: the router's own spare read buffers (`buf_pool`) and splice pipes
+//!   (`pipe_pool`), bounded stocks (`spares`) sized from its config and handed to each
+//!   connection.
 //! - `drain`: the signal that ends idle keep-alive connections when the router stops.
 //! - `cluster`: membership (nodes by address, weights, health flips) and the one
-//!   placement (policy and load view) behind one lock; reload of both.
+//!   placement (policy and load view) behind one lock; reload of both. Its files: the
+//!   compiled `settings`, the `membership` reconciled with config and discovery, the
+//!   `placement` (pick, finish, load reports), a `node` slot's status, the `clock`.
+//! - `poison`: the one recovery from a poisoned lock.
 //! - `health`: one node's health, a pure state machine (ejection, return, slow start).
 //! - `stats`, `ewma`: per-node counters and the time-decayed latency average.
 //! - `hot`: the bounded hot-target counter behind `/targets` (its own lock).
@@ -24,9 +30,10 @@
 //! - `background`: the loops off the request path: health checks and ticker, the load
 //!   monitor (`monitor` reads the nodes' load reports), the access-log flush.
 //! - `probe`: the tiny HTTP client the background loops use.
-//! - `discovery`: the loop that finds nodes through DNS (A/AAAA and SRV) and applies them
-//!   through the cluster's reload; `discovered`, its pure part: answers → named nodes, the
-//!   last good answer kept through errors, TTL → next round, the `/stats` view.
+//! - `discovery`: finding nodes through DNS (A/AAAA and SRV), applied through the
+//!   cluster's reload: the loop, its `config`, `resolve` (asking the nameserver),
+//!   `answers` (answers → named nodes), `state` (the last good answer kept through
+//!   errors, TTL → next round) and `view` (its `/stats` part).
 //! - `admin`: the admin listener: `/` (`dashboard`, the live page), `/stats`
 //!   (`admin_stats`, [`wire::RouterStats`]), `/metrics` (`admin_metrics`, Prometheus
 //!   text), `/targets?top=N`, `/healthz`.
@@ -52,12 +59,12 @@ mod agreement;
 mod background;
 mod body;
 mod buf;
+mod buf_pool;
 mod client_io;
 mod cluster;
 pub mod config;
 mod conn;
 mod dashboard;
-mod discovered;
 mod discovery;
 mod drain;
 pub mod error;
@@ -71,7 +78,11 @@ mod node_addr;
 mod node_io;
 mod node_tls;
 pub mod overrides;
+mod pipe_pool;
+mod poison;
+mod pools;
 mod probe;
+mod spares;
 mod splice;
 mod stats;
 mod tls;
@@ -95,6 +106,7 @@ use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
 use crate::config::ms;
 use crate::drain::Drain;
+use crate::pools::Pools;
 
 /// A configured router, ready to serve.
 pub struct Router {
@@ -104,6 +116,8 @@ pub struct Router {
     open: Arc<AtomicUsize>,
     /// A second listener whose clients speak TLS ([`Router::with_tls_listener`]).
     tls_listener: Option<TcpListener>,
+    /// This router's spare buffers and pipes, which its connections share.
+    pools: Pools,
 }
 
 /// Control of a running router from elsewhere (signal handlers, tests).
@@ -111,6 +125,7 @@ pub struct Router {
 pub struct RouterHandle {
     cluster: Arc<Cluster>,
     open: Arc<AtomicUsize>,
+    pools: Pools,
 }
 
 impl RouterHandle {
@@ -119,6 +134,7 @@ impl RouterHandle {
     /// the access log file stay as they were started.
     pub fn reload(&self, config: RouterConfig) -> Result<(), RouterError> {
         self.cluster.reload(config)?;
+        self.pools.configure(&self.cluster.settings().config);
         event("info", "config reloaded", &[]);
         Ok(())
     }
@@ -129,11 +145,11 @@ impl RouterHandle {
     }
 
     /// About how much memory client connections hold now, in bytes: their read buffers
-    /// (shared by every router in the process) and a few KiB of state each. The process
+    /// (this router's) and a few KiB of state each. The process
     /// around the router watches it to give memory back after a burst has passed.
     pub fn connection_memory(&self) -> usize {
         const STATE_PER_CONNECTION: usize = 4096;
-        buf::held_bytes() + self.client_connections() * STATE_PER_CONNECTION
+        self.pools.bufs.held_bytes() + self.client_connections() * STATE_PER_CONNECTION
     }
 
     /// The admin `/stats` document.
@@ -154,8 +170,9 @@ impl Router {
             target => Some(Arc::new(AccessLog::open(target)?)),
         };
         let open = Arc::new(AtomicUsize::new(0));
+        let pools = Pools::new(&config);
         let cluster = Arc::new(Cluster::new(config)?);
-        Ok(Router { cluster, access_log, open, tls_listener: None })
+        Ok(Router { cluster, access_log, open, tls_listener: None, pools })
     }
 
     /// Also serve TLS clients on `listener`, with the certificates of the config's `[tls]`
@@ -166,7 +183,11 @@ impl Router {
     }
 
     pub fn handle(&self) -> RouterHandle {
-        RouterHandle { cluster: self.cluster.clone(), open: self.open.clone() }
+        RouterHandle {
+            cluster: self.cluster.clone(),
+            open: self.open.clone(),
+            pools: self.pools.clone(),
+        }
     }
 
     /// Serve clients on `listener` (and the admin API on `admin`) until `shutdown`
@@ -236,15 +257,19 @@ impl Router {
             let _ = stream.set_nodelay(true);
             let (cluster, log, drain_wait) =
                 (self.cluster.clone(), self.access_log.clone(), drain.wait());
-            let open = self.open.clone();
+            let (open, pools) = (self.open.clone(), self.pools.clone());
             open.fetch_add(1, Ordering::Relaxed);
             connections.spawn(async move {
                 if tls {
                     // Boxed: a TLS session is several KiB, and a plain connection's task
                     // would otherwise be sized for it too.
-                    Box::pin(handshake_then_serve(stream, peer, cluster, log, drain_wait)).await;
+                    let served =
+                        handshake_then_serve(stream, peer, cluster, log, drain_wait, pools);
+                    Box::pin(served).await;
                 } else {
-                    conn::Connection::new(stream, peer, cluster, log, drain_wait).run().await;
+                    conn::Connection::new(stream, peer, cluster, log, drain_wait, pools)
+                        .run()
+                        .await;
                 }
                 open.fetch_sub(1, Ordering::Relaxed);
                 drop(permit);
@@ -286,6 +311,7 @@ async fn handshake_then_serve(
     cluster: Arc<Cluster>,
     log: Option<Arc<AccessLog>>,
     drain: drain::DrainWait,
+    pools: Pools,
 ) {
     let settings = cluster.settings();
     let Some(tls) = settings.tls.clone() else { return };
@@ -293,7 +319,7 @@ async fn handshake_then_serve(
     drop(settings);
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
     if let Ok(Ok(stream)) = tokio::time::timeout(limit, acceptor.accept(stream)).await {
-        conn::Connection::new(stream, peer, cluster, log, drain).run().await;
+        conn::Connection::new(stream, peer, cluster, log, drain, pools).run().await;
     }
 }
 

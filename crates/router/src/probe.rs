@@ -98,6 +98,7 @@ async fn get_over<S: NodeIo>(
         timeout,
         max_bytes: MAX_PROBE as u64,
         splice_from: 0,
+        pipes: None,
     };
     let mut body = Vec::new();
     let mut sink = BoundedSink(&mut body);

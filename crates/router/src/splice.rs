@@ -3,11 +3,8 @@
 //! they never pass through the router's memory (no copy into a buffer and out again, no
 //! buffer held at all while they move).
 //!
-//! This file is the only one that makes these system calls, through `rustix`'s safe
-//! wrappers (no `unsafe` here either). Pipes are reused: a relay takes one from a small
-//! process-wide stock and gives it back empty, so a busy connection does not pay two
-//! descriptors and a pipe's set-up per body; a relay that ends with bytes still in its
-//! pipe (an error) closes it instead.
+//! This file is the only one that splices, through `rustix`'s safe wrappers (no `unsafe`
+//! here either). Pipes come from the router's [`PipePool`] and go back to it empty.
 //!
 //! Where the kernel refuses (no splice, a seccomp filter, a socket type it cannot splice),
 //! [`relay`] says how many bytes it delivered and the caller relays the rest by copying:
@@ -16,6 +13,8 @@
 use std::time::Duration;
 
 use tokio::net::TcpStream;
+
+use crate::pipe_pool::PipePool;
 
 /// A socket whose bytes can be spliced: the plain TCP stream under a relay's source or
 /// destination, or none (TLS, in-memory sinks), which keeps the copy path.
@@ -55,97 +54,29 @@ pub(crate) enum Stop {
     Sink,
 }
 
-/// How many idle pipes the process keeps for reuse (from the config; process-wide).
-pub(crate) fn set_spare_limit(n: usize) {
-    imp::set_spare_limit(n);
-}
-
-/// The capacity asked of each new pipe (from the config; process-wide). A larger pipe
-/// moves a body in fewer splices, so fewer wake-ups of the router and of the client.
-pub(crate) fn set_pipe_bytes(n: usize) {
-    imp::set_pipe_bytes(n);
-}
-
-/// Move exactly `len` bytes from `src` to `dst`, each wait bounded by `timeout`.
+/// Move exactly `len` bytes from `src` to `dst` through a pipe of `pipes`, each wait
+/// bounded by `timeout`.
 pub(crate) async fn relay(
+    pipes: &PipePool,
     src: &TcpStream,
     dst: &TcpStream,
     len: u64,
     timeout: Duration,
 ) -> Result<(), Stop> {
-    imp::relay(src, dst, len, timeout).await
+    imp::relay(pipes, src, dst, len, timeout).await
 }
 
 #[cfg(target_os = "linux")]
 mod imp {
     use std::io;
-    use std::os::fd::OwnedFd;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
     use std::time::Duration;
 
-    use rustix::pipe::{
-        fcntl_getpipe_size, fcntl_setpipe_size, pipe_with, splice, PipeFlags, SpliceFlags,
-    };
+    use rustix::pipe::{splice, SpliceFlags};
     use tokio::io::Interest;
     use tokio::net::TcpStream;
 
+    use crate::pipe_pool::{Pipe, PipePool};
     use crate::splice::Stop;
-
-    /// A pipe's capacity by default (when the size cannot even be asked).
-    const DEFAULT_CAPACITY: usize = 64 * 1024;
-
-    /// One pipe, empty whenever it is not in a relay.
-    struct Pipe {
-        read: OwnedFd,
-        write: OwnedFd,
-        /// What it holds at most: the most bytes asked of one splice (the kernel moves
-        /// what fits and says how much).
-        capacity: usize,
-        /// The size the config asked for when it was made (a reload may change it).
-        asked: usize,
-    }
-
-    static SPARE: Mutex<Vec<Pipe>> = Mutex::new(Vec::new());
-    static SPARE_LIMIT: AtomicUsize = AtomicUsize::new(64);
-    static PIPE_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_CAPACITY);
-
-    pub(super) fn set_spare_limit(n: usize) {
-        SPARE_LIMIT.store(n, Ordering::Relaxed);
-        SPARE.lock().unwrap_or_else(|e| e.into_inner()).truncate(n);
-    }
-
-    pub(super) fn set_pipe_bytes(n: usize) {
-        if PIPE_BYTES.swap(n, Ordering::Relaxed) != n {
-            // Spare pipes of the old size go; new ones are made at the new size.
-            SPARE.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        }
-    }
-
-    fn take_pipe() -> io::Result<Pipe> {
-        if let Some(p) = SPARE.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(p);
-        }
-        let (read, write) = pipe_with(PipeFlags::NONBLOCK | PipeFlags::CLOEXEC)?;
-        let want = PIPE_BYTES.load(Ordering::Relaxed);
-        // The kernel rounds up to whole pages and may refuse (above `fs.pipe-max-size`,
-        // or past the user's pipe allowance, where new pipes start smaller): then the
-        // pipe keeps the size it has.
-        let capacity = match fcntl_setpipe_size(&write, want) {
-            Ok(n) => n,
-            Err(_) => fcntl_getpipe_size(&write).unwrap_or(DEFAULT_CAPACITY),
-        };
-        Ok(Pipe { read, write, capacity, asked: want })
-    }
-
-    fn give_pipe(p: Pipe) {
-        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
-        if spare.len() < SPARE_LIMIT.load(Ordering::Relaxed)
-            && p.asked == PIPE_BYTES.load(Ordering::Relaxed)
-        {
-            spare.push(p);
-        }
-    }
 
     /// An error that means "this cannot be spliced" rather than "this connection failed":
     /// a kernel or socket without splice, or a filter that forbids the call.
@@ -157,24 +88,16 @@ mod imp {
         )
     }
 
-    /// The capacity of the pipe a relay would take now (the test of the sizing).
-    #[cfg(test)]
-    pub(super) fn next_pipe_capacity() -> usize {
-        let pipe = take_pipe().expect("a pipe");
-        let capacity = pipe.capacity;
-        give_pipe(pipe);
-        capacity
-    }
-
     const FLAGS: SpliceFlags = SpliceFlags::MOVE.union(SpliceFlags::NONBLOCK);
 
     pub(super) async fn relay(
+        pipes: &PipePool,
         src: &TcpStream,
         dst: &TcpStream,
         len: u64,
         timeout: Duration,
     ) -> Result<(), Stop> {
-        let Ok(pipe) = take_pipe() else {
+        let Ok(pipe) = pipes.take() else {
             return Err(Stop::Refused { moved: 0 });
         };
         let mut left = len;
@@ -184,7 +107,7 @@ mod imp {
             if held == 0 {
                 #[cfg(test)]
                 if crate::splice::tests::refuse_at(len - left) {
-                    give_pipe(pipe);
+                    pipes.give(pipe);
                     return Err(Stop::Refused { moved: len - left });
                 }
                 let want = left.min(pipe.capacity as u64) as usize;
@@ -204,7 +127,7 @@ mod imp {
                             }
                         }
                         Err(e) if refused(&e) => {
-                            give_pipe(pipe);
+                            pipes.give(pipe);
                             return Err(Stop::Refused { moved: len - left });
                         }
                         Err(_) => return Err(Stop::SourceClosed),
@@ -234,7 +157,7 @@ mod imp {
                 Err(_) => return Err(Stop::Sink),
             }
         }
-        give_pipe(pipe);
+        pipes.give(pipe);
         Ok(())
     }
 
@@ -277,13 +200,11 @@ mod imp {
 
     use tokio::net::TcpStream;
 
+    use crate::pipe_pool::PipePool;
     use crate::splice::Stop;
 
-    pub(super) fn set_spare_limit(_: usize) {}
-
-    pub(super) fn set_pipe_bytes(_: usize) {}
-
     pub(super) async fn relay(
+        _: &PipePool,
         _: &TcpStream,
         _: &TcpStream,
         _: u64,
@@ -330,8 +251,9 @@ pub(crate) mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let body: Vec<u8> = (0..300_000u32).map(|i| (i * 13 + i / 509) as u8).collect();
         for size in [4096, 1 << 20] {
-            super::set_pipe_bytes(size);
-            let capacity = super::imp::next_pipe_capacity();
+            let pipes = super::PipePool::default();
+            pipes.configure(1, size);
+            let capacity = pipes.take().expect("a pipe").capacity;
             // 1 MiB is the kernel's default `fs.pipe-max-size`; a lower one keeps 64 KiB.
             assert!(
                 capacity == size || (size > 4096 && capacity == 64 * 1024),
@@ -348,12 +270,11 @@ pub(crate) mod tests {
                     got
                 });
                 let timeout = std::time::Duration::from_secs(10);
-                let moved = super::relay(&src, &dst, body.len() as u64, timeout).await;
+                let moved = super::relay(&pipes, &src, &dst, body.len() as u64, timeout).await;
                 assert!(moved.is_ok(), "pipe of {size}: {moved:?}");
                 feed.await.unwrap();
                 assert!(read.await.unwrap() == body, "pipe of {size}: body differs");
             });
         }
-        super::set_pipe_bytes(64 * 1024);
     }
 }

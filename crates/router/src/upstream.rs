@@ -16,6 +16,7 @@ use tokio_rustls::client::TlsStream;
 
 use crate::config::NodeAddr;
 use crate::node_io::{NodeAt, NodeIo};
+use crate::poison::Recover;
 
 /// Idle connections of one kind, oldest first.
 type Idle<S> = Mutex<Vec<(S, Instant)>>;
@@ -50,7 +51,7 @@ pub(crate) struct Upstream {
 }
 
 fn lock<S>(idle: &Idle<S>) -> MutexGuard<'_, Vec<(S, Instant)>> {
-    idle.lock().unwrap_or_else(|e| e.into_inner())
+    idle.lock().recover()
 }
 
 impl Upstream {

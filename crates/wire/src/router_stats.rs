@@ -25,7 +25,8 @@ pub struct RouterStats {
     /// Every node in the membership, and removed ones still finishing requests.
     pub nodes: Vec<NodeRow>,
     /// DNS discovery's names, their nodes, last refresh and last error.
-    pub discovery: serde_json::Value,
+    #[serde(default)]
+    pub discovery: DiscoveryStats,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -118,8 +119,77 @@ pub struct NodeRow {
     pub report: Option<LoadReport>,
 }
 
+/// DNS discovery as the router runs it: the nameserver, its rounds, and every name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiscoveryStats {
+    /// The nameserver asked (`IP:PORT`); none while no name is configured.
+    pub resolver: Option<String>,
+    /// Rounds whose nodes are in the membership: a change made while round k+1 may be
+    /// under way is in once this counts k+2.
+    pub refreshes: u64,
+    pub next_refresh_in_ms: Option<u64>,
+    /// Nodes found beyond `max_nodes`, left out of the membership.
+    pub nodes_cut_by_max_nodes: usize,
+    pub names: Vec<DiscoveredName>,
+}
+
+/// One configured DNS name and what it last resolved to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiscoveredName {
+    pub name: String,
+    /// `a` (A and AAAA records) or `srv`.
+    pub kind: String,
+    /// The port of every address (`a`); 0 for `srv`, whose records carry the ports.
+    pub port: u16,
+    /// The nodes in force: the last good answer's.
+    pub nodes: Vec<DiscoveredNode>,
+    /// The shortest TTL of the last answer, when the last round got one.
+    pub ttl_s: Option<u64>,
+    pub last_refresh_ms_ago: Option<u64>,
+    pub last_ok_ms_ago: Option<u64>,
+    /// Why the name could not be resolved, or why its last nodes stay; none once it
+    /// answers again.
+    pub last_error: Option<String>,
+}
+
+/// A node found under a name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiscoveredNode {
+    pub name: String,
+    pub addr: String,
+}
+
 impl RouterStats {
     pub fn parse(body: &[u8]) -> Result<RouterStats, serde_json::Error> {
         serde_json::from_slice(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The discovery part the router has always written (the dashboard's and scripts'
+    /// shape) reads as the type, and writes back the same.
+    #[test]
+    fn the_discovery_part_reads_and_writes_the_shape_the_router_serves() {
+        let discovery = serde_json::json!({
+            "resolver": "10.96.0.10:53",
+            "refreshes": 7,
+            "next_refresh_in_ms": 4000,
+            "nodes_cut_by_max_nodes": 0,
+            "names": [{
+                "name": "_http._tcp.web", "kind": "srv", "port": 0,
+                "nodes": [{"name": "pod-0.web", "addr": "10.0.0.1:80"}],
+                "ttl_s": 30, "last_refresh_ms_ago": 1000, "last_ok_ms_ago": 1000,
+                "last_error": null,
+            }],
+        });
+        let mut doc = serde_json::to_value(RouterStats::default()).unwrap();
+        doc["discovery"] = discovery.clone();
+        let stats = RouterStats::parse(doc.to_string().as_bytes()).unwrap();
+        assert_eq!(stats.discovery.names[0].nodes[0].addr, "10.0.0.1:80");
+        assert_eq!(stats.discovery.names[0].last_error, None);
+        assert_eq!(serde_json::to_value(&stats.discovery).unwrap(), discovery);
     }
 }

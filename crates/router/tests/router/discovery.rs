@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use router::config::{DiscoveryConfig, DnsName};
 use router::RouterConfig;
-use serde_json::Value;
 use tokio::net::TcpListener;
+use wire::RouterStats;
 
 use crate::dns_server::DnsServer;
-use crate::support::{admin_json, Backend, Client, RunningRouter, LIMIT};
+use crate::support::{admin_get, Backend, Client, RunningRouter, LIMIT};
 
 const SRV: &str = "_http._tcp.web.test";
 
@@ -34,38 +34,43 @@ fn config(dns: &DnsServer, name: DnsName) -> RouterConfig {
     c
 }
 
+/// The router's `/stats`, read as the type it writes.
+async fn read_stats(router: &RunningRouter) -> RouterStats {
+    RouterStats::parse(&admin_get(router.admin, "/stats").await.body).unwrap()
+}
+
 /// The names of the nodes in the membership, sorted.
-fn members(stats: &Value) -> Vec<String> {
-    let mut names: Vec<String> = stats["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| n["configured"] == true)
-        .map(|n| n["name"].as_str().unwrap().to_string())
-        .collect();
+fn members(stats: &RouterStats) -> Vec<String> {
+    let mut names: Vec<String> =
+        stats.nodes.iter().filter(|n| n.configured).map(|n| n.name.clone()).collect();
     names.sort();
     names
 }
 
-fn refreshes(stats: &Value) -> u64 {
-    stats["discovery"]["refreshes"].as_u64().unwrap()
+fn refreshes(stats: &RouterStats) -> u64 {
+    stats.discovery.refreshes
+}
+
+/// The last error of the first configured name.
+fn last_error(stats: &RouterStats) -> Option<&str> {
+    stats.discovery.names[0].last_error.as_deref()
 }
 
 /// `/stats` once discovery has finished two more rounds than it had when the test changed
 /// the records (bounded by [`LIMIT`]).
-async fn after_next_round(router: &RunningRouter, before: u64) -> Value {
+async fn after_next_round(router: &RunningRouter, before: u64) -> RouterStats {
     poll(router, |s| refreshes(s) >= before + 2).await
 }
 
 /// `/stats` once `check` holds; bounded by [`LIMIT`], short waits between polls.
-async fn poll(router: &RunningRouter, check: impl Fn(&Value) -> bool) -> Value {
+async fn poll(router: &RunningRouter, check: impl Fn(&RouterStats) -> bool) -> RouterStats {
     let started = tokio::time::Instant::now();
     loop {
-        let stats = admin_json(router.admin, "/stats").await;
+        let stats = read_stats(router).await;
         if check(&stats) {
             return stats;
         }
-        assert!(started.elapsed() < LIMIT, "not within {LIMIT:?}: {stats:#}");
+        assert!(started.elapsed() < LIMIT, "not within {LIMIT:?}: {stats:#?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -140,10 +145,10 @@ async fn srv_nodes_join_and_leave_within_one_refresh_with_no_failed_request() {
 
     // The first round is in the membership before the router serves its first client.
     assert_eq!(Client::connect(router.addr).await.get("/first").await.status, 200);
-    let stats = admin_json(router.admin, "/stats").await;
+    let stats = read_stats(&router).await;
     assert_eq!(members(&stats), ["pod-0.web.test", "pod-1.web.test"]);
-    assert_eq!(stats["discovery"]["names"][0]["name"], SRV);
-    assert_eq!(stats["discovery"]["resolver"], dns.addr.to_string());
+    assert_eq!(stats.discovery.names[0].name, SRV);
+    assert_eq!(stats.discovery.resolver, Some(dns.addr.to_string()));
 
     let stop = Arc::new(AtomicBool::new(false));
     let load = clients(router.addr, 2, stop.clone());
@@ -151,14 +156,14 @@ async fn srv_nodes_join_and_leave_within_one_refresh_with_no_failed_request() {
     served(&b, 0, 20).await;
 
     // pod-2 joins.
-    let before = refreshes(&admin_json(router.admin, "/stats").await);
+    let before = refreshes(&read_stats(&router).await);
     set_srv(pods(&[("pod-0", &a), ("pod-1", &b), ("pod-2", &c)]));
     let stats = after_next_round(&router, before).await;
     assert_eq!(members(&stats), ["pod-0.web.test", "pod-1.web.test", "pod-2.web.test"]);
     served(&c, 0, 20).await;
 
     // pod-0 leaves: no new picks; what it had in flight finishes.
-    let before = refreshes(&admin_json(router.admin, "/stats").await);
+    let before = refreshes(&read_stats(&router).await);
     set_srv(pods(&[("pod-1", &b), ("pod-2", &c)]));
     let stats = after_next_round(&router, before).await;
     assert_eq!(members(&stats), ["pod-1.web.test", "pod-2.web.test"]);
@@ -178,8 +183,7 @@ async fn srv_nodes_join_and_leave_within_one_refresh_with_no_failed_request() {
     // Every request reached exactly one node, once (the "/first" one too).
     let seen = a.seen().len() + b.seen().len() + c.seen().len();
     assert_eq!(seen as u64, total + 1);
-    let stats = admin_json(router.admin, "/stats").await;
-    assert_eq!(stats["discovery"]["names"][0]["last_error"], Value::Null);
+    assert_eq!(last_error(&read_stats(&router).await), None);
     router.stop().await;
 }
 
@@ -208,7 +212,7 @@ async fn address_nodes_follow_a_records_and_outlive_a_failing_nameserver() {
     let router = RunningRouter::start(config(&dns, name)).await;
     let mut client = Client::connect(router.addr).await;
     assert_eq!(client.get("/one").await.node(), "web.test/127.0.0.2");
-    let stats = admin_json(router.admin, "/stats").await;
+    let stats = read_stats(&router).await;
     assert_eq!(members(&stats), ["web.test/127.0.0.2"]);
 
     let before = refreshes(&stats);
@@ -222,8 +226,8 @@ async fn address_nodes_follow_a_records_and_outlive_a_failing_nameserver() {
     let stats = after_next_round(&router, before).await;
     assert!(dns.queries() > asked);
     assert_eq!(members(&stats), ["web.test/127.0.0.2", "web.test/127.0.0.3"]);
-    let error = stats["discovery"]["names"][0]["last_error"].as_str().unwrap_or_default();
-    assert!(!error.is_empty(), "{stats:#}");
+    let error = last_error(&stats).unwrap_or_default();
+    assert!(!error.is_empty(), "{stats:#?}");
     for _ in 0..4 {
         assert_eq!(client.get("/during").await.status, 200);
     }
@@ -231,11 +235,8 @@ async fn address_nodes_follow_a_records_and_outlive_a_failing_nameserver() {
     // An empty answer would leave no node at all: the last ones stay.
     dns.set_a("web.test", &[]);
     dns.set_failing(false);
-    let stats = poll(&router, |s| {
-        let e = &s["discovery"]["names"][0]["last_error"];
-        e.as_str().is_some_and(|e| e.contains("rather than none"))
-    })
-    .await;
+    let stats =
+        poll(&router, |s| last_error(s).is_some_and(|e| e.contains("rather than none"))).await;
     assert_eq!(members(&stats), ["web.test/127.0.0.2", "web.test/127.0.0.3"]);
 
     // A new answer replaces them.
@@ -243,7 +244,7 @@ async fn address_nodes_follow_a_records_and_outlive_a_failing_nameserver() {
     dns.set_a("web.test", &[ip_y]);
     let stats = after_next_round(&router, before).await;
     assert_eq!(members(&stats), ["web.test/127.0.0.3"]);
-    assert_eq!(stats["discovery"]["names"][0]["last_error"], Value::Null);
+    assert_eq!(last_error(&stats), None);
     assert_eq!(client.get("/two").await.node(), "web.test/127.0.0.3");
     assert!(!x.seen().is_empty() && !y.seen().is_empty());
     router.stop().await;
@@ -261,7 +262,7 @@ async fn records_with_a_short_ttl_are_asked_again_before_refresh_ms() {
     (c.discovery.refresh_ms, c.discovery.min_refresh_ms) = (600_000, 50);
     let router = RunningRouter::start(c).await;
     let stats = poll(&router, |s| refreshes(s) >= 4).await;
-    assert_eq!(stats["discovery"]["names"][0]["ttl_s"], 0);
+    assert_eq!(stats.discovery.names[0].ttl_s, Some(0));
     assert_eq!(members(&stats), ["web.test/127.0.0.1"]);
     router.stop().await;
 }

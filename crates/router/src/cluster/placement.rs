@@ -1,0 +1,198 @@
+//! The one placement: the policy, its load view and every node slot's status, and what
+//! requests and load reports do to them: pick a node, finish a request, fold in a node's
+//! report.
+//!
+//! Policies are `Send` but not `Sync`, and a placement must be one placement, not one per
+//! thread (two threads disagreeing on where `/a` lives would halve locality). So all of
+//! it sits behind the cluster's one mutex, taken twice per request — to pick and when
+//! done — for a few hundred nanoseconds each.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use policy::warmup::{Warmup, WarmupConfig};
+use policy::{LoadView, NodeId, Outcome, Policy, PolicySpec, Target};
+
+use crate::agreement::Agreement;
+use crate::cluster::clock::Clock;
+use crate::cluster::node::NodeStatus;
+use crate::config::RouterConfig;
+use crate::error::RouterError;
+use crate::health::Flip;
+use crate::monitor::NodeReport;
+use crate::stats::Answered;
+
+pub(crate) struct Placement {
+    pub policy: Box<dyn Policy>,
+    pub spec: PolicySpec,
+    pub view: LoadView,
+    pub nodes: Vec<NodeStatus>,
+    /// How many recent picks fell on a node that reports holding the target.
+    pub agreement: Agreement,
+    /// Which nodes joined or restarted and how much of their share they take.
+    pub warmup: Warmup,
+    /// The time the policy, the view and the agreement count in.
+    pub clock: Clock,
+}
+
+/// The node the placement chose for a request.
+pub(crate) struct Picked {
+    pub node: NodeId,
+    pub name: Arc<str>,
+    /// Told to the node (`X-Larder-Target`), so its holdings digest names the target;
+    /// only for policies that place targets.
+    pub hint: Option<wire::TargetHint>,
+}
+
+/// How a dispatched request ended.
+pub(crate) struct Finished {
+    pub outcome: Outcome,
+    /// Known when a response came back whole.
+    pub upstream_time: Option<Duration>,
+    /// Known when a response started.
+    pub answered: Option<Answered>,
+    /// About when it ended.
+    pub at: Instant,
+}
+
+impl Placement {
+    /// The placement of `config`'s nodes, in config order, under the policy `spec` says.
+    pub(crate) fn new(config: &RouterConfig, spec: PolicySpec) -> Result<Placement, RouterError> {
+        Ok(Placement {
+            policy: build(&spec)?,
+            view: LoadView::with_weights(config.nodes.len(), config.load.weights()),
+            nodes: config.nodes.iter().map(NodeStatus::new).collect(),
+            agreement: Agreement::default(),
+            warmup: Warmup::new(warmup_config(&spec)),
+            spec,
+            clock: Clock::start(),
+        })
+    }
+
+    /// Take the policy `spec` says; a changed spec means a new policy, whose placement
+    /// starts afresh.
+    pub(crate) fn set_spec(&mut self, spec: PolicySpec) -> Result<(), RouterError> {
+        if spec != self.spec {
+            self.policy = build(&spec)?;
+            self.warmup.set_config(warmup_config(&spec));
+            self.spec = spec;
+        }
+        Ok(())
+    }
+
+    /// Choose a node for `target`, never `exclude` (the node a retried request failed
+    /// on), and count the request in flight there; `at` is about now.
+    pub(crate) fn pick(
+        &mut self,
+        target: &Target,
+        exclude: Option<NodeId>,
+        at: Instant,
+    ) -> Option<Picked> {
+        let now = self.clock.at(at);
+        let node = match self.policy.pick(target, &self.view, now) {
+            Some(n) if Some(n) != exclude => n,
+            // The policy insists on the failed node (it has not been ejected): take the
+            // least loaded other eligible node for this one retry.
+            Some(_) => self.least_loaded_except(exclude)?,
+            None => return None,
+        };
+        self.view.started(node);
+        let holds = self.view.holds(node, target.key);
+        self.agreement.record(holds, now);
+        let hint = self
+            .spec
+            .places_targets()
+            .then_some(wire::TargetHint { key: target.key.0, tree: target.tree.0 });
+        let status = &mut self.nodes[node.index()];
+        status.stats.dispatched(exclude.is_some());
+        Some(Picked { node, name: status.name.clone(), hint })
+    }
+
+    /// A request picked for `node` ended.
+    pub(crate) fn finish(&mut self, node: NodeId, target: &Target, how: &Finished) {
+        let now = self.clock.at(how.at);
+        self.view.finished(node);
+        self.policy.done(node, target, how.outcome, now);
+        let Some(status) = self.nodes.get_mut(node.index()) else { return };
+        if how.outcome == Outcome::Ok {
+            status.health.request_ok();
+        }
+        status.stats.finished(how.outcome, how.upstream_time, how.answered, how.at);
+    }
+
+    /// Fold a node's own load report, received at `at`, into the view; the health flip it
+    /// brings (a node that answers again is up). A digest of the version already folded
+    /// is not decoded again.
+    pub(crate) fn report_load(
+        &mut self,
+        node: NodeId,
+        report: NodeReport,
+        at: Instant,
+    ) -> Option<Flip> {
+        self.view.report(node, report.cpu_pct, report.disk_pct);
+        self.view.set_capacity(node, report.cache_capacity_bytes);
+        if self.spec.placement.is_shared() {
+            self.warmup.report(node, report.warmup);
+            self.warmup.settle();
+            for i in 0..self.nodes.len() {
+                let id = NodeId(i as u32);
+                let warmth = self.warmup.warmth(id);
+                self.view.set_warmth(id, warmth);
+            }
+        }
+        let status = self.nodes.get_mut(node.index())?;
+        let flip = status.health.answered(at);
+        status.reported_at = Some(at);
+        status.last_report = Some(report.figures);
+        let seen = report.holdings.as_ref().map(|d| (d.version, d.entries));
+        if seen != status.holdings {
+            status.holdings = seen;
+            let holdings = report.holdings.map(|d| Arc::new(d) as Arc<dyn policy::Holdings>);
+            self.view.set_holdings(node, holdings);
+        }
+        flip
+    }
+
+    /// Drop the holdings of nodes whose last report is older than `max_age` at `now`: a
+    /// node that stopped reporting may have lost its cache, and stale digests would pull
+    /// targets to it.
+    pub(crate) fn forget_stale_reports(&mut self, now: Instant, max_age: Duration) {
+        for (i, status) in self.nodes.iter_mut().enumerate() {
+            let stale =
+                status.reported_at.is_none_or(|at| now.saturating_duration_since(at) > max_age);
+            if stale && status.holdings.is_some() {
+                status.holdings = None;
+                self.view.set_holdings(NodeId(i as u32), None);
+            }
+        }
+    }
+
+    /// The configured nodes `wanted` selects.
+    pub(crate) fn configured(&self, wanted: impl Fn(&NodeStatus) -> bool) -> Vec<NodeId> {
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].configured && wanted(&self.nodes[i]))
+            .map(|i| NodeId(i as u32))
+            .collect()
+    }
+
+    /// The eligible node with the least load, other than `exclude`.
+    fn least_loaded_except(&self, exclude: Option<NodeId>) -> Option<NodeId> {
+        (0..self.nodes.len())
+            .map(|i| NodeId(i as u32))
+            .filter(|&id| Some(id) != exclude)
+            .filter(|id| {
+                let n = &self.nodes[id.index()];
+                n.configured && n.health.is_up() && n.weight > 0
+            })
+            .min_by(|a, b| self.view.load(*a).total_cmp(&self.view.load(*b)))
+    }
+}
+
+fn build(spec: &PolicySpec) -> Result<Box<dyn Policy>, RouterError> {
+    policy::build(spec).map_err(|e| RouterError::Config(e.to_string()))
+}
+
+/// How long nodes that join or restart may warm up.
+fn warmup_config(spec: &PolicySpec) -> WarmupConfig {
+    WarmupConfig { max: spec.warmup_max, ..WarmupConfig::default() }
+}
