@@ -41,6 +41,7 @@ pub mod request;
 pub mod response;
 pub mod response_head;
 pub mod tokens;
+pub mod version;
 
 pub use authority::{is_valid_host, split_absolute, Absolute, AuthorityError};
 pub use chunked::{ChunkError, ChunkEvent, ChunkLimits, ChunkedDecoder};

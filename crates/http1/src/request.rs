@@ -3,6 +3,7 @@
 
 use crate::limits::Limits;
 use crate::response::Status;
+pub use crate::version::Version;
 
 /// Request methods a server must tell apart: the ones RFC 9110 defines are known (a server
 /// answers 405 for those it does not allow), anything else is unknown (501).
@@ -49,22 +50,6 @@ impl Method {
             Method::Trace => "TRACE",
             Method::Patch => "PATCH",
             Method::Other(s) => s,
-        }
-    }
-}
-
-/// The protocol versions this crate speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Version {
-    Http10,
-    Http11,
-}
-
-impl Version {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::Http10 => "HTTP/1.0",
-            Version::Http11 => "HTTP/1.1",
         }
     }
 }

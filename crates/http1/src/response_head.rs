@@ -9,7 +9,7 @@
 use crate::framing::{self, BodyFraming, FramingError};
 use crate::header_slots::HeaderSlots;
 use crate::limits::ResponseLimits;
-use crate::request::Version;
+use crate::version::Version;
 use crate::tokens;
 
 /// A complete response head, borrowing the bytes it was parsed from (`'b`) and the

@@ -1,7 +1,7 @@
 //! Tokens of list fields (RFC 9110 §5.6.1), and what `Connection` says about keeping a
 //! connection open (RFC 9112 §9.3), for requests and responses alike.
 
-use crate::request::Version;
+use crate::version::Version;
 
 /// Whether the comma-separated list field `name` contains `token` (case-insensitive),
 /// across all its field lines, as RFC 9110 §5.3 says lists may be split. Generic over
