@@ -239,12 +239,12 @@ impl UpConfig {
             }
             None => {
                 let mut c = RouterConfig::default();
-                c.policy.kind = DEFAULT_POLICY.to_string();
+                c.policy.kind = DEFAULT_POLICY;
                 c
             }
         };
         if let Some(p) = self.policy {
-            c.policy.kind = p.to_string();
+            c.policy.kind = p;
         }
         c.listen = self.listen;
         c.node_header = true;

@@ -66,7 +66,7 @@ impl Settings {
         let health = health::Rules::new(&config.health);
         crate::buf::set_spare_limit(config.limits.spare_buffers);
         crate::splice::set_spare_limit(config.limits.spare_buffers);
-        crate::splice::set_pipe_bytes(config.limits.splice_pipe_bytes);
+        crate::splice::set_pipe_bytes(config.tuning.splice_pipe_bytes);
         let router_field = config
             .router_header
             .then(|| format!("X-Larder-Router: {}\r\n", config.router_name()).into_bytes().into());

@@ -540,14 +540,14 @@ impl<S: ClientIo> Connection<S> {
             chunk_limits: cfg.limits.chunk_limits(),
             timeout: ms(t.body_ms),
             max_bytes: cfg.limits.max_body_bytes,
-            splice_from: cfg.limits.splice_min_bytes,
+            splice_from: cfg.tuning.splice_min_bytes,
         };
         // The node may answer before the body is all in (an early 413) and stop reading:
         // its answer is what the client gets, so a byte from the node ends the upload, and
         // so does a node that stops taking it (it may have answered before it closed).
         let has_body = req.framing != BodyFraming::Empty;
         let mut first = [0u8; 1];
-        turn::after_this_turns_reads(cfg.write_batching).await;
+        turn::after_this_turns_reads(cfg.tuning.write_batching).await;
         let relayed = if has_body {
             let (watch, mut to_node) = upstream.watch_while_writing(&mut first);
             let (client, out) = (&mut self.client_buf, &mut self.out);
@@ -668,9 +668,9 @@ impl<S: ClientIo> Connection<S> {
             chunk_limits: cfg.limits.chunk_limits(),
             timeout: ms(cfg.timeouts.body_ms),
             max_bytes: 0,
-            splice_from: cfg.limits.splice_min_bytes,
+            splice_from: cfg.tuning.splice_min_bytes,
         };
-        turn::after_this_turns_reads(cfg.write_batching).await;
+        turn::after_this_turns_reads(cfg.tuning.write_batching).await;
         let relayed = body::relay(
             &mut sent.upstream,
             &mut self.upstream_buf,

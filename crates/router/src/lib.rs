@@ -66,6 +66,7 @@ mod head;
 mod health;
 mod hot;
 mod log;
+mod millis;
 mod monitor;
 mod node_addr;
 mod node_io;

@@ -79,7 +79,7 @@ async fn reload_adds_a_node_without_dropping_the_connection() {
     };
     assert!(nodes.contains(&"a".to_string()) && nodes.contains(&"b".to_string()), "{nodes:?}");
     let mut bad = config(&[&a], "rr");
-    bad.policy.kind = "nonsense".into();
+    bad.policy.t_low = bad.policy.t_high;
     assert!(router.handle.reload(bad).is_err(), "a bad config is refused, the old one stays");
     assert_eq!(client.get("/x").await.status, 200);
     router.stop().await;

@@ -341,7 +341,7 @@ pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
         node_header: true,
         ..RouterConfig::default()
     };
-    c.policy.kind = kind.to_string();
+    c.policy.kind = kind.parse().unwrap();
     c.timeouts.drain_ms = 5_000;
     c
 }
