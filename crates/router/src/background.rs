@@ -12,7 +12,6 @@ use tokio::task::JoinSet;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
-use crate::config::ms;
 use crate::discovery;
 use crate::monitor::parse_report;
 use crate::probe;
@@ -54,11 +53,11 @@ async fn health_checks(cluster: Arc<Cluster>) {
         if health.path.is_empty() || tokio::time::Instant::now() < next_check {
             continue;
         }
-        next_check = tokio::time::Instant::now() + ms(health.interval_ms);
+        next_check = tokio::time::Instant::now() + health.interval;
         for (node, upstream) in cluster.probe_targets(|_| true) {
             let cluster = cluster.clone();
             let path = health.path.clone();
-            let timeout = ms(health.timeout_ms);
+            let timeout = health.timeout;
             let node_tls = settings.node_tls.clone();
             tokio::spawn(async move {
                 let got = probe::get(&upstream, node_tls.as_ref(), &path, timeout).await;
@@ -80,7 +79,7 @@ async fn load_monitor(cluster: Arc<Cluster>) {
     loop {
         let settings = cluster.settings();
         let load = &settings.config.load;
-        let interval = ms(load.poll_ms);
+        let interval = load.poll;
         let targets: Vec<(NodeId, Arc<Upstream>)> = cluster.probe_targets(|n| n.load_report);
         let started = tokio::time::Instant::now();
         cluster.forget_stale_reports(Instant::now(), STALE_REPORTS * interval);

@@ -478,7 +478,9 @@ impl Default for AdminConfig {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct LoadConfig {
-    pub poll_ms: u64,
+    /// Time between polls of a node's load report. Default is 200 ms.
+    #[serde(rename = "poll_ms", with = "crate::millis")]
+    pub poll: Duration,
     pub path: String,
     /// Weight of requests in flight (observed by the router itself).
     pub w_in_flight: f64,
@@ -495,7 +497,7 @@ impl Default for LoadConfig {
     fn default() -> Self {
         let w = LoadWeights::default();
         LoadConfig {
-            poll_ms: 200,
+            poll: Duration::from_millis(200),
             path: wire::LOAD_REPORT_PATH.to_string(),
             w_in_flight: w.in_flight,
             w_cpu: w.cpu,
@@ -518,32 +520,39 @@ pub struct HealthConfig {
     /// Path probed with GET; empty disables active checks (then an ejected node is tried
     /// again after `eject_ms`).
     pub path: String,
-    pub interval_ms: u64,
-    pub timeout_ms: u64,
+    /// Time between active checks of a node. Default is 1000 ms.
+    #[serde(rename = "interval_ms", with = "crate::millis")]
+    pub interval: Duration,
+    /// An active check unanswered this long failed. Default is 1000 ms.
+    #[serde(rename = "timeout_ms", with = "crate::millis")]
+    pub timeout: Duration,
     /// Consecutive good checks that bring a down node back.
     pub rise: u32,
     /// Consecutive failures (checks or requests) that take a node down. A refused or
     /// timed-out connect takes it down at once.
     pub fall: u32,
     /// Without active checks, how long an ejected node stays out. A node taken out for
-    /// refusing connects is back as soon as its load report answers again.
-    pub eject_ms: u64,
+    /// refusing connects is back as soon as its load report answers again. Default is
+    /// 5000 ms.
+    #[serde(rename = "eject_ms", with = "crate::millis")]
+    pub eject: Duration,
     /// A node that comes back ramps its weight from 1% to 100% over this long. Not with
     /// `lard`, `lard-r` and `hacc` under shared placement, whose hit-ratio warm-up gives a
-    /// node that reports its load its share as its cache fills.
-    pub slow_start_ms: u64,
+    /// node that reports its load its share as its cache fills. Default is 10000 ms.
+    #[serde(rename = "slow_start_ms", with = "crate::millis")]
+    pub slow_start: Duration,
 }
 
 impl Default for HealthConfig {
     fn default() -> Self {
         HealthConfig {
             path: String::new(),
-            interval_ms: 1000,
-            timeout_ms: 1000,
+            interval: Duration::from_secs(1),
+            timeout: Duration::from_secs(1),
             rise: 2,
             fall: 3,
-            eject_ms: 5000,
-            slow_start_ms: 10_000,
+            eject: Duration::from_secs(5),
+            slow_start: Duration::from_secs(10),
         }
     }
 }
@@ -633,46 +642,56 @@ impl Default for Tuning {
     }
 }
 
-/// Timeouts, in milliseconds.
+/// Timeouts, each written in milliseconds.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Timeouts {
-    /// From a request's first byte to the end of its head (408 beyond it).
-    pub header_ms: u64,
-    /// A keep-alive client connection with no request in progress.
-    pub idle_ms: u64,
-    pub upstream_connect_ms: u64,
-    /// From the end of the request to the response head.
-    pub upstream_response_ms: u64,
-    /// Longest pause while relaying a body in either direction.
-    pub body_ms: u64,
-    /// A pooled upstream connection idle longer than this is closed, not reused.
-    pub pool_idle_ms: u64,
-    /// On SIGTERM, how long in-flight requests get to finish.
-    pub drain_ms: u64,
+    /// From a request's first byte to the end of its head (408 beyond it), so a
+    /// slow-header client cannot hold a connection. Default is 10000 ms.
+    #[serde(rename = "header_ms", with = "crate::millis")]
+    pub header: Duration,
+    /// A keep-alive client connection with no request in progress. Default is 60000 ms.
+    #[serde(rename = "idle_ms", with = "crate::millis")]
+    pub idle: Duration,
+    /// A connect to a node, beyond which the node counts as failed. Default is 2000 ms.
+    #[serde(rename = "upstream_connect_ms", with = "crate::millis")]
+    pub upstream_connect: Duration,
+    /// From the end of the request to the response head (504 beyond it). Default is
+    /// 30000 ms.
+    #[serde(rename = "upstream_response_ms", with = "crate::millis")]
+    pub upstream_response: Duration,
+    /// Longest pause while relaying a body in either direction. Default is 60000 ms.
+    #[serde(rename = "body_ms", with = "crate::millis")]
+    pub body: Duration,
+    /// A pooled upstream connection idle longer than this is closed, not reused (below
+    /// the nodes' own keep-alive timeout, so the router never writes to one they closed).
+    /// Default is 4000 ms.
+    #[serde(rename = "pool_idle_ms", with = "crate::millis")]
+    pub pool_idle: Duration,
+    /// On SIGTERM, how long in-flight requests get to finish. Default is 30000 ms.
+    #[serde(rename = "drain_ms", with = "crate::millis")]
+    pub drain: Duration,
     /// After refusing a request whose body is still coming (or relaying a node's early
     /// answer to one), how long the router reads and drops the rest before it closes, so
-    /// the client reads the answer instead of a reset; 0 closes at once.
-    pub linger_ms: u64,
+    /// the client reads the answer instead of a reset; 0 closes at once. Default is
+    /// 2000 ms.
+    #[serde(rename = "linger_ms", with = "crate::millis")]
+    pub linger: Duration,
 }
 
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
-            header_ms: 10_000,
-            idle_ms: 60_000,
-            upstream_connect_ms: 2_000,
-            upstream_response_ms: 30_000,
-            body_ms: 60_000,
-            pool_idle_ms: 4_000,
-            drain_ms: 30_000,
-            linger_ms: 2_000,
+            header: Duration::from_secs(10),
+            idle: Duration::from_secs(60),
+            upstream_connect: Duration::from_secs(2),
+            upstream_response: Duration::from_secs(30),
+            body: Duration::from_secs(60),
+            pool_idle: Duration::from_secs(4),
+            drain: Duration::from_secs(30),
+            linger: Duration::from_secs(2),
         }
     }
-}
-
-pub(crate) fn ms(v: u64) -> Duration {
-    Duration::from_millis(v)
 }
 
 impl RouterConfig {
@@ -852,30 +871,23 @@ impl RouterConfig {
             return bad("tuning.splice_pipe_bytes: 4096..=1073741824");
         }
         let t = &self.timeouts;
-        for (key, value) in [
-            ("header_ms", t.header_ms),
-            ("idle_ms", t.idle_ms),
-            ("upstream_connect_ms", t.upstream_connect_ms),
-            ("upstream_response_ms", t.upstream_response_ms),
-            ("body_ms", t.body_ms),
-        ] {
-            if value == 0 {
-                return Err(RouterError::Config(format!("timeouts.{key} must be above 0 ms")));
-            }
-        }
         let h = &self.health;
-        for (key, zero) in [
-            ("rise", h.rise == 0),
-            ("fall", h.fall == 0),
-            ("interval_ms", h.interval_ms == 0),
-            ("timeout_ms", h.timeout_ms == 0),
+        for (key, value) in [
+            ("timeouts.header_ms", t.header),
+            ("timeouts.idle_ms", t.idle),
+            ("timeouts.upstream_connect_ms", t.upstream_connect),
+            ("timeouts.upstream_response_ms", t.upstream_response),
+            ("timeouts.body_ms", t.body),
+            ("health.interval_ms", h.interval),
+            ("health.timeout_ms", h.timeout),
+            ("load.poll_ms", self.load.poll),
         ] {
-            if zero {
-                return Err(RouterError::Config(format!("health.{key} must be above 0")));
+            if value.is_zero() {
+                return Err(RouterError::Config(format!("{key} must be above 0 ms")));
             }
         }
-        if self.load.poll_ms == 0 {
-            return bad("load.poll_ms must be above 0");
+        if h.rise == 0 || h.fall == 0 {
+            return bad("health.rise and health.fall must be above 0");
         }
         let w = self.load.weights();
         if [w.in_flight, w.cpu, w.disk].iter().any(|x| !x.is_finite() || *x < 0.0) {
@@ -980,7 +992,7 @@ mod tests {
         let c = RouterConfig::from_toml("[[nodes]]\naddr = \"127.0.0.1:1\"\n").unwrap();
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.nodes[0].weight, 1);
-        assert_eq!(c.load.poll_ms, 200);
+        assert_eq!(c.load.poll, Duration::from_millis(200));
     }
 
     #[test]

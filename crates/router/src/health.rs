@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::config::{ms, HealthConfig};
+use crate::config::HealthConfig;
 
 /// Weight units per unit of configured weight, so slow start can ramp in small steps.
 pub(crate) const WEIGHT_SCALE: u32 = 100;
@@ -33,8 +33,8 @@ impl Rules {
         Rules {
             fall: c.fall,
             rise: c.rise,
-            eject_for: ms(c.eject_ms),
-            slow_start: ms(c.slow_start_ms),
+            eject_for: c.eject,
+            slow_start: c.slow_start,
             active_checks: !c.path.is_empty(),
         }
     }

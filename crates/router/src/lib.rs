@@ -94,7 +94,6 @@ pub use overrides::Overrides;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
-use crate::config::ms;
 use crate::drain::Drain;
 
 /// A configured router, ready to serve.
@@ -184,7 +183,7 @@ impl Router {
             return Err(RouterError::Config("tls: a TLS listener needs cert and key".into()));
         }
         let max_conns = settings.config.limits.max_connections;
-        let drain_for = ms(settings.config.timeouts.drain_ms);
+        let drain_for = settings.config.timeouts.drain;
         drop(settings);
         let permits = Arc::new(Semaphore::new(max_conns));
         let drain = Drain::default();
@@ -290,7 +289,7 @@ async fn handshake_then_serve(
 ) {
     let settings = cluster.settings();
     let Some(tls) = settings.tls.clone() else { return };
-    let limit = ms(settings.config.timeouts.header_ms);
+    let limit = settings.config.timeouts.header;
     drop(settings);
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
     if let Ok(Ok(stream)) = tokio::time::timeout(limit, acceptor.accept(stream)).await {

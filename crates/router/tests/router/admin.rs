@@ -114,8 +114,8 @@ async fn an_idle_router_stops_at_once() {
     let mut cfg = config(&[&a], "rr");
     // Far beyond LIMIT: neither the drain deadline nor the idle timeout can end the wait,
     // only closing idle keep-alive connections as soon as the drain starts.
-    cfg.timeouts.drain_ms = 3_600_000;
-    cfg.timeouts.idle_ms = 3_600_000;
+    cfg.timeouts.drain = std::time::Duration::from_millis(3_600_000);
+    cfg.timeouts.idle = std::time::Duration::from_millis(3_600_000);
     let router = RunningRouter::start(cfg).await;
     let mut idle = Client::connect(router.addr).await;
     // One exchange: the client connection is now idle and an upstream one sits in the pool.
@@ -158,7 +158,7 @@ async fn the_load_monitor_folds_reports_into_the_load() {
     let a = Backend::start_with("a", options).await;
     let mut cfg = config(&[&a], "rr");
     cfg.nodes[0].load_report = true;
-    cfg.load.poll_ms = 20;
+    cfg.load.poll = std::time::Duration::from_millis(20);
     cfg.load.w_cpu = 0.5;
     let router = RunningRouter::start(cfg).await;
     let reported =

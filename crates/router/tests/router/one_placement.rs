@@ -69,8 +69,8 @@ impl Nodes {
         let mut c = RouterConfig { nodes, node_header: true, ..RouterConfig::default() };
         c.policy.kind = kind.parse().unwrap();
         c.policy.placement = placement.parse().unwrap();
-        c.load.poll_ms = 20;
-        c.timeouts.drain_ms = 5_000;
+        c.load.poll = Duration::from_millis(20);
+        c.timeouts.drain = Duration::from_millis(5_000);
         // One subtree per target directory (`/dN/`), whose copies the nodes' digests list:
         // adaptive subtrees start from the root on a router's own counts, and a late
         // router would not follow the holders until it has split them.

@@ -342,7 +342,7 @@ pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
         ..RouterConfig::default()
     };
     c.policy.kind = kind.parse().unwrap();
-    c.timeouts.drain_ms = 5_000;
+    c.timeouts.drain = Duration::from_millis(5_000);
     c
 }
 
@@ -351,8 +351,8 @@ pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
 pub fn health_checked_config(backends: &[&Backend], kind: &str) -> RouterConfig {
     let mut c = config(backends, kind);
     c.health.path = "/health".into();
-    c.health.interval_ms = 50;
-    c.health.slow_start_ms = 100;
+    c.health.interval = Duration::from_millis(50);
+    c.health.slow_start = Duration::from_millis(100);
     c
 }
 
