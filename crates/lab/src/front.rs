@@ -206,7 +206,7 @@ pub fn start_on(
             config.reuseport = instances > 1;
             let mut addr = None;
             for i in 1..=instances {
-                config.name = format!("r{i}");
+                config.name = Some(format!("r{i}"));
                 config.admin.listen = ANY_LOCAL_PORT.to_string();
                 let label =
                     if instances == 1 { "router".to_string() } else { format!("router{i}") };

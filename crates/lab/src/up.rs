@@ -202,7 +202,7 @@ impl UpConfig {
         for k in 1..=self.routers {
             let admin = if k == 1 { self.admin.unwrap_or(ANY_LOCAL_PORT) } else { ANY_LOCAL_PORT };
             config.admin.listen = admin.to_string();
-            config.name = format!("r{k}");
+            config.name = Some(format!("r{k}"));
             let suffix = if self.routers == 1 { String::new() } else { format!(" r{k}") };
             let label = format!("router{}", suffix.replace(' ', "-"));
             let group = &mut cluster.routers;

@@ -50,13 +50,14 @@ async fn health_checks(cluster: Arc<Cluster>) {
         cluster.tick(Instant::now());
         let settings = cluster.settings();
         let health = &settings.config.health;
-        if health.path.is_empty() || tokio::time::Instant::now() < next_check {
+        let Some(path) = &health.path else { continue };
+        if tokio::time::Instant::now() < next_check {
             continue;
         }
         next_check = tokio::time::Instant::now() + health.interval;
         for (node, upstream) in cluster.probe_targets(|_| true) {
             let cluster = cluster.clone();
-            let path = health.path.clone();
+            let path = path.clone();
             let timeout = health.timeout;
             let node_tls = settings.node_tls.clone();
             tokio::spawn(async move {

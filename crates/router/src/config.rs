@@ -35,15 +35,18 @@ pub struct RouterConfig {
     /// Add `X-Larder-Router: <name>` to every response, so a client behind several
     /// routers on one address sees which one served it.
     pub router_header: bool,
-    /// This router's name in `X-Larder-Router`; empty means `router-<pid>`.
-    pub name: String,
+    /// This router's name in `X-Larder-Router`, so clients of several routers on one
+    /// address can tell them apart. Default is `router-<pid>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Bind the traffic listener with SO_REUSEPORT, so several router processes share
     /// one address and the kernel spreads connections among them (used by `larder route`).
     pub reuseport: bool,
     /// Token sent in `Via` (`1.1 <via>`).
     pub via: String,
-    /// Combined Log Format access log: a path, `-` for stdout, empty for none.
-    pub access_log: String,
+    /// Combined Log Format access log: a path, or `-` for stdout. Default is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_log: Option<String>,
     pub nodes: Vec<NodeConfig>,
     pub policy: PolicyConfig,
     pub mapping: MappingConfig,
@@ -67,10 +70,10 @@ impl Default for RouterConfig {
             threads: 0,
             node_header: false,
             router_header: false,
-            name: String::new(),
+            name: None,
             reuseport: false,
             via: "larder".to_string(),
-            access_log: String::new(),
+            access_log: None,
             nodes: Vec::new(),
             policy: PolicyConfig::default(),
             mapping: MappingConfig::default(),
@@ -517,9 +520,10 @@ impl LoadConfig {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HealthConfig {
-    /// Path probed with GET; empty disables active checks (then an ejected node is tried
-    /// again after `eject_ms`).
-    pub path: String,
+    /// Path probed with GET by active checks. Default is none: no active checks, and an
+    /// ejected node is tried again after `eject_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// Time between active checks of a node. Default is 1000 ms.
     #[serde(rename = "interval_ms", with = "crate::millis")]
     pub interval: Duration,
@@ -546,7 +550,7 @@ pub struct HealthConfig {
 impl Default for HealthConfig {
     fn default() -> Self {
         HealthConfig {
-            path: String::new(),
+            path: None,
             interval: Duration::from_secs(1),
             timeout: Duration::from_secs(1),
             rise: 2,
@@ -782,14 +786,10 @@ impl RouterConfig {
         Ok(c)
     }
 
-    /// This router's name: `name`, or `router-<pid>` when it is empty (unique among the
+    /// This router's name: `name`, or `router-<pid>` without one (unique among the
     /// processes of one host, which is where SO_REUSEPORT shares an address).
     pub fn router_name(&self) -> String {
-        if self.name.is_empty() {
-            format!("router-{}", std::process::id())
-        } else {
-            self.name.clone()
-        }
+        self.name.clone().unwrap_or_else(|| format!("router-{}", std::process::id()))
     }
 
     /// Worker threads to run: `threads`, or one per core when it is 0.
@@ -841,8 +841,16 @@ impl RouterConfig {
         if self.backlog == 0 || self.backlog > 65_535 {
             return bad("backlog: 1..=65535");
         }
-        if self.name.len() > 64 || !self.name.bytes().all(|b| b.is_ascii_graphic()) {
-            return bad("name: at most 64 visible ASCII characters (it is a header value)");
+        if let Some(name) = &self.name {
+            if name.is_empty() || name.len() > 64 || !name.bytes().all(|b| b.is_ascii_graphic()) {
+                return bad("name: 1 to 64 visible ASCII characters (it is a header value)");
+            }
+        }
+        if self.access_log.as_deref() == Some("") {
+            return bad("access_log: a path or `-`; leave the key out for none");
+        }
+        if self.health.path.as_ref().is_some_and(|p| !p.starts_with('/')) {
+            return bad("health.path: a path from `/`; leave the key out for no active checks");
         }
         self.policy_spec(&self.config_order_ids())?.validate().map_err(|e| match e {
             SpecError::Invalid { param, why } => {
@@ -979,7 +987,7 @@ mod tests {
         let text = "name = \"r2\"\nrouter_header = true\nreuseport = true\n\
                     [[nodes]]\naddr = \"127.0.0.1:1\"\n";
         let c = RouterConfig::from_toml(text).unwrap();
-        assert_eq!((c.name.as_str(), c.router_header, c.reuseport), ("r2", true, true));
+        assert_eq!((c.name.as_deref(), c.router_header, c.reuseport), (Some("r2"), true, true));
         assert_eq!(c.router_name(), "r2");
         assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
         let unnamed = RouterConfig::from_toml("[[nodes]]\naddr = \"127.0.0.1:1\"\n").unwrap();

@@ -35,7 +35,7 @@ impl Rules {
             rise: c.rise,
             eject_for: c.eject,
             slow_start: c.slow_start,
-            active_checks: !c.path.is_empty(),
+            active_checks: c.path.is_some(),
         }
     }
 }
@@ -205,7 +205,7 @@ mod tests {
     use super::*;
 
     fn rules() -> Rules {
-        Rules::new(&HealthConfig { path: "/health".into(), ..HealthConfig::default() })
+        Rules::new(&HealthConfig { path: Some("/health".into()), ..HealthConfig::default() })
     }
 
     #[test]

@@ -149,9 +149,9 @@ impl RouterHandle {
 
 impl Router {
     pub fn new(config: RouterConfig) -> Result<Router, RouterError> {
-        let access_log = match config.access_log.as_str() {
-            "" => None,
-            target => Some(Arc::new(AccessLog::open(target)?)),
+        let access_log = match &config.access_log {
+            None => None,
+            Some(target) => Some(Arc::new(AccessLog::open(target)?)),
         };
         let open = Arc::new(AtomicUsize::new(0));
         let cluster = Arc::new(Cluster::new(config)?);

@@ -145,9 +145,13 @@ impl Overrides {
         set(&mut c.admin.listen, &self.admin);
         c.node_header |= self.node_header;
         c.router_header |= self.router_header;
-        set(&mut c.name, &self.name);
+        if self.name.is_some() {
+            c.name.clone_from(&self.name);
+        }
         c.reuseport |= self.reuseport;
-        set(&mut c.access_log, &self.access_log);
+        if self.access_log.is_some() {
+            c.access_log.clone_from(&self.access_log);
+        }
         if !self.nodes_dns.is_empty() || !self.nodes_srv.is_empty() {
             c.discovery.dns = self.nodes_dns.iter().chain(&self.nodes_srv).cloned().collect();
         }
@@ -180,7 +184,8 @@ mod tests {
 
     #[test]
     fn flags_override_the_file_and_absent_flags_keep_it() {
-        let mut c = RouterConfig { name: "file".to_string(), threads: 3, ..Default::default() };
+        let mut c =
+            RouterConfig { name: Some("file".to_string()), threads: 3, ..Default::default() };
         c.nodes.push(NodeConfig::new("127.0.0.1:1".parse().unwrap()));
         let mut kept = c.clone();
         Overrides::default().apply(&mut kept);
@@ -196,7 +201,7 @@ mod tests {
             ..Overrides::default()
         };
         flags.apply(&mut c);
-        assert_eq!((c.name.as_str(), c.threads, c.admin.listen.as_str()), ("r1", 3, ""));
+        assert_eq!((c.name.as_deref(), c.threads, c.admin.listen.as_str()), (Some("r1"), 3, ""));
         assert_eq!((c.backlog, c.limits.max_body_bytes), (100, 7));
         assert!(c.router_header && c.reuseport && !c.node_header);
         assert_eq!(c.nodes, vec![NodeConfig::new("127.0.0.1:2".parse().unwrap())]);

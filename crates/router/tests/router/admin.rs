@@ -174,7 +174,7 @@ async fn the_access_log_has_one_combined_line_per_request() {
     let path = std::env::temp_dir().join(format!("larder-route-access-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let mut cfg = config(&[&a], "rr");
-    cfg.access_log = path.to_str().unwrap().to_string();
+    cfg.access_log = Some(path.to_str().unwrap().to_string());
     let router = RunningRouter::start(cfg).await;
     let mut client = Client::connect(router.addr).await;
     client

@@ -37,7 +37,7 @@ async fn a_bad_chunk_size_in_a_response_still_leaves_an_access_log_line() {
     ))
     .await;
     let mut c = only(&node);
-    c.access_log = log.to_string_lossy().into_owned();
+    c.access_log = Some(log.to_string_lossy().into_owned());
     let router = RunningRouter::start(c).await;
     let mut client = Client::connect(router.addr).await;
     client.send_raw(b"GET /bad-chunk HTTP/1.1\r\nHost: t\r\n\r\n").await;
@@ -81,7 +81,7 @@ async fn a_request_held_by_a_node_that_health_checks_take_down_moves_on() {
     let good = Backend::start("good").await;
     let mut c = config(&[&good], "rr");
     c.nodes.insert(0, router::NodeConfig::new(hung.addr));
-    c.health.path = "/health".to_string();
+    c.health.path = Some("/health".to_string());
     c.health.interval = std::time::Duration::from_millis(50);
     c.health.timeout = std::time::Duration::from_millis(100);
     c.health.fall = 2;

@@ -46,7 +46,7 @@ async fn a_tls_node_relays_bodies_byte_exact_over_pooled_connections() {
     let mut c = tls_node_config(&backend, "localhost", "first-ca.pem");
     c.nodes[0].load_report = true;
     c.load.poll = std::time::Duration::from_millis(20);
-    c.health.path = "/health".to_string();
+    c.health.path = Some("/health".to_string());
     c.health.interval = std::time::Duration::from_millis(20);
     let router = RunningRouter::start(c).await;
     let mut client = Client::connect(router.addr).await;

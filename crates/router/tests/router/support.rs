@@ -350,7 +350,7 @@ pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
 /// (100 ms), for tests where nodes go away and come back.
 pub fn health_checked_config(backends: &[&Backend], kind: &str) -> RouterConfig {
     let mut c = config(backends, kind);
-    c.health.path = "/health".into();
+    c.health.path = Some("/health".into());
     c.health.interval = Duration::from_millis(50);
     c.health.slow_start = Duration::from_millis(100);
     c
