@@ -952,6 +952,41 @@ mod tests {
         assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
     }
 
+    /// `examples/router.toml` is the annotated reference: every key a config can hold is
+    /// in it (set, or commented out where leaving it out means none).
+    #[test]
+    fn the_example_names_every_key() {
+        fn keys(table: &toml::Table, out: &mut Vec<String>) {
+            for (key, value) in table {
+                out.push(key.clone());
+                match value {
+                    toml::Value::Table(t) => keys(t, out),
+                    toml::Value::Array(a) => {
+                        a.iter().filter_map(toml::Value::as_table).for_each(|t| keys(t, out))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut c = RouterConfig {
+            name: Some("r1".into()),
+            access_log: Some("-".into()),
+            nodes: vec![NodeConfig::new("127.0.0.1:1".parse().unwrap())],
+            ..RouterConfig::default()
+        };
+        c.health.path = Some("/health".into());
+        c.mapping.tree_depth = Some(3);
+        let mut all = Vec::new();
+        keys(&toml::Table::try_from(&c).unwrap(), &mut all);
+        let text = include_str!("../../../examples/router.toml");
+        let missing: Vec<_> = all
+            .iter()
+            .filter(|k| !text.contains(&format!("{k} =")) && !text.contains(&format!("[{k}]")))
+            .filter(|k| !text.contains(&format!(".{k}]")))
+            .collect();
+        assert!(missing.is_empty(), "examples/router.toml lacks {missing:?}");
+    }
+
     #[test]
     fn a_config_written_as_toml_reads_back_the_same() {
         let text = include_str!("../../../examples/router.toml");
