@@ -318,7 +318,7 @@ pub enum SpecError {
         "unknown policy `{0}` (known: rr, wrr, least, hash, bounded, lard, lard-r, hacc, class)"
     )]
     UnknownPolicy(String),
-    #[error("unknown placement `{0}` (known: shared, per-router)")]
+    #[error("unknown placement `{0}` (known: shared, per-router, shared-equal)")]
     UnknownPlacement(String),
     #[error("invalid policy parameters: {}: {why}", param.name())]
     Invalid { param: Param, why: String },
