@@ -90,6 +90,15 @@ start_larder_node() {
     wait_port "$node_port"
 }
 
+# tuning_flags FILE KEYS: the `larder route` flags that set the router config's [tuning]
+# KEYS (TOML, e.g. "splice_min_bytes = 0", several separated by ";"), written to FILE as
+# a config of that table alone (flags still give the nodes); nothing when KEYS is empty.
+tuning_flags() {
+    [ -n "$2" ] || return 0
+    printf '[tuning]\n%s\n' "$2" | tr ';' '\n' >"$1"
+    echo "--config $1"
+}
+
 # start_larder_route LARDER PORT ARGS...: larder route on 127.0.0.1:PORT (no admin
 # listener) with ARGS; sets $router to its pid once it accepts.
 start_larder_route() {

@@ -10,9 +10,11 @@
 # Settings (environment): LARDER (release binary; built if unset), LARDER_BASELINE
 # (another larder binary, measured the same way right after, with the ratio printed),
 # DURATION seconds (10), CONNECTIONS (10), KEEP (a directory to keep the callgrind outputs
-# in, for callgrind_annotate), SIZE_KB (1), ROUTE_ARGS and BASELINE_ARGS (more `larder
-# route` flags for LARDER and for LARDER_BASELINE, e.g. --splice-min-bytes 0: the same
-# binary twice then compares two settings). Instructions are user space only: what a
+# in, for callgrind_annotate), SIZE_KB (1), ROUTE_TUNING and BASELINE_TUNING (keys of the
+# router config's [tuning] table for LARDER and for LARDER_BASELINE, e.g.
+# "splice_min_bytes = 0", several separated by ";": the same binary twice then compares
+# two settings), ROUTE_ARGS and BASELINE_ARGS (more `larder route` flags; for a baseline
+# built before [tuning], its old flags such as --splice-min-bytes 0). Instructions are user space only: what a
 # splice saves in the kernel does not show here, what it saves in the router does. Installs valgrind and wrk with apt-get when
 # missing. Touches only loopback.
 set -euo pipefail
@@ -22,6 +24,8 @@ CONNECTIONS=${CONNECTIONS:-10}
 SIZE_KB=${SIZE_KB:-1}
 ROUTE_ARGS=${ROUTE_ARGS:-}
 BASELINE_ARGS=${BASELINE_ARGS:-}
+ROUTE_TUNING=${ROUTE_TUNING:-}
+BASELINE_TUNING=${BASELINE_TUNING:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 . "$ROOT/bench/lib.sh"
@@ -66,10 +70,12 @@ instructions_per_request() {
         "$2" "$total" "$requests"
 }
 
-A=$(instructions_per_request "$LARDER" larder "$ROUTE_ARGS")
+A=$(instructions_per_request "$LARDER" larder \
+    "$(tuning_flags "$WORK/larder-tuning.toml" "$ROUTE_TUNING") $ROUTE_ARGS")
 echo "$A"
 if [ -n "${LARDER_BASELINE:-}" ]; then
-    B=$(instructions_per_request "$LARDER_BASELINE" baseline "$BASELINE_ARGS")
+    B=$(instructions_per_request "$LARDER_BASELINE" baseline \
+        "$(tuning_flags "$WORK/baseline-tuning.toml" "$BASELINE_TUNING") $BASELINE_ARGS")
     echo "$B"
     python3 -c 'import sys; a = float(sys.argv[1].split()[1]); b = float(sys.argv[2].split()[1]); print(f"larder/baseline instructions per request: {a / b:.3f}")' "$A" "$B"
 fi

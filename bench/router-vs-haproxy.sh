@@ -26,12 +26,15 @@
 # SAMPLES per size (40), HAPROXY_SPLICE (1: HAProxy with `option splice-auto`, its own kernel splicing, as larder
 # splices; 0: without),
 # QUICK (1: PAIRS 5, DURATION 2, SAMPLES 10, for iterating), LARDER (path to a release
-# binary; built if unset), ROUTE_ARGS (more `larder route` flags, e.g. a splice
-# threshold), THROUGHPUT_ONLY (0; 1 runs part 1 alone), LARDER_BASELINE (path to another
+# binary; built if unset), ROUTE_TUNING (keys of the router config's [tuning] table, e.g.
+# "splice_min_bytes = 0", several separated by ";"), ROUTE_ARGS (more `larder route`
+# flags), THROUGHPUT_ONLY (0; 1 runs part 1 alone), LARDER_BASELINE (path to another
 # larder binary, e.g. a build of an earlier commit: part 1 then runs it too, in every pair
 # beside the two others, and prints the median ratios larder/baseline, so a change is
-# judged against its parent in one run on one machine), BASELINE_ARGS (more flags for
-# the baseline: the same binary twice then compares two settings), FLOOR (1: also run
+# judged against its parent in one run on one machine), BASELINE_TUNING and BASELINE_ARGS
+# (as ROUTE_TUNING and ROUTE_ARGS, for the baseline: the same binary twice then compares
+# two settings; a baseline built before [tuning] takes its old flags, such as
+# --splice-min-bytes 0, in BASELINE_ARGS), FLOOR (1: also run
 # the relay floor in every pair, HAProxy in `mode tcp` with one server connection per
 # client connection, which forwards bytes without reading HTTP at all: the least any
 # proxy that sends each request over its own exchange with the back-end can cost here;
@@ -57,6 +60,8 @@ THREADS=${THREADS-"1 2"}
 POLICY=${POLICY:-lard}
 ROUTE_ARGS=${ROUTE_ARGS:-}
 BASELINE_ARGS=${BASELINE_ARGS:-}
+ROUTE_TUNING=${ROUTE_TUNING:-}
+BASELINE_TUNING=${BASELINE_TUNING:-}
 THROUGHPUT_ONLY=${THROUGHPUT_ONLY:-0}
 HAPROXY_SPLICE=${HAPROXY_SPLICE:-1}
 FLOOR=${FLOOR:-1}
@@ -122,7 +127,8 @@ start_proxies() {
     RPORT=$(free_port)
     # shellcheck disable=SC2086
     "$LARDER" route --listen "127.0.0.1:$RPORT" --node "127.0.0.1:$NPORT" --policy "$POLICY" \
-        --threads "$1" --admin "" $ROUTE_ARGS 2>"$WORK/route.log" &
+        --threads "$1" --admin "" $(tuning_flags "$WORK/route-tuning.toml" "$ROUTE_TUNING") \
+        $ROUTE_ARGS 2>"$WORK/route.log" &
     ROUTE_PID=$!
     PIDS+=("$ROUTE_PID")
     wait_port "$RPORT"
@@ -130,7 +136,9 @@ start_proxies() {
         BPORT=$(free_port)
         # shellcheck disable=SC2086
         "$LARDER_BASELINE" route --listen "127.0.0.1:$BPORT" --node "127.0.0.1:$NPORT" \
-            --policy "$POLICY" --threads "$1" --admin "" $BASELINE_ARGS 2>"$WORK/baseline-route.log" &
+            --policy "$POLICY" --threads "$1" --admin "" \
+            $(tuning_flags "$WORK/baseline-tuning.toml" "$BASELINE_TUNING") $BASELINE_ARGS \
+            2>"$WORK/baseline-route.log" &
         BASE_PID=$!
         PIDS+=("$BASE_PID")
         wait_port "$BPORT"
@@ -196,7 +204,7 @@ stop_proxies() {
 }
 
 echo "machine: $(nproc) cores; back-end nginx 127.0.0.1:$NPORT; $("$HAPROXY" -v | head -1)"
-echo "larder route --policy $POLICY $ROUTE_ARGS${LARDER_BASELINE:+; baseline $LARDER_BASELINE}"
+echo "larder route --policy $POLICY $ROUTE_ARGS${ROUTE_TUNING:+ [tuning] $ROUTE_TUNING}${LARDER_BASELINE:+; baseline $LARDER_BASELINE}"
 echo "haproxy: balance uri, hash-type consistent${HAPROXY_OPTIONS:+, $HAPROXY_OPTIONS}"
 if [ "$FLOOR" = 1 ]; then
     echo "floor: haproxy mode tcp (bytes forwarded, no HTTP read), one server connection per client"

@@ -9,8 +9,8 @@
 use crate::framing::{self, BodyFraming, FramingError};
 use crate::header_slots::HeaderSlots;
 use crate::limits::ResponseLimits;
-use crate::version::Version;
 use crate::tokens;
+use crate::version::Version;
 
 /// A complete response head, borrowing the bytes it was parsed from (`'b`) and the
 /// caller's header slots (`'h`).

@@ -206,7 +206,7 @@ pub fn start_on(
             config.reuseport = instances > 1;
             let mut addr = None;
             for i in 1..=instances {
-                config.name = format!("r{i}");
+                config.name = Some(format!("r{i}"));
                 config.admin.listen = ANY_LOCAL_PORT.to_string();
                 let label =
                     if instances == 1 { "router".to_string() } else { format!("router{i}") };
@@ -309,14 +309,14 @@ fn larder_config(
             node.weight = weight;
         }
     }
-    c.policy.kind = policy.to_string();
-    c.policy.placement = placement.name().to_string();
+    c.policy.kind = policy;
+    c.policy.placement = placement;
     c.admin.listen = String::new();
     if policy == PolicyKind::Class {
-        c.policy.classes = vec![ClassPoolConfig {
+        c.policy.class.pools = vec![ClassPoolConfig {
             class: 1,
             nodes: setup.dynamic_pool.clone(),
-            inner: PolicyKind::Least.to_string(),
+            inner: PolicyKind::Least,
         }];
     }
     c
@@ -391,8 +391,8 @@ mod tests {
         let c = larder_config(PolicyKind::Class, PlacementMode::SharedEqual, &setup, &nodes);
         // What the router reads back from the file it is given.
         let c = RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap();
-        assert_eq!(c.policy.kind, "class");
-        assert_eq!(c.policy.classes[0].nodes, ["n3", "n4"]);
+        assert_eq!(c.policy.kind, PolicyKind::Class);
+        assert_eq!(c.policy.class.pools[0].nodes, ["n3", "n4"]);
         assert_eq!(c.threads, 1);
         assert_eq!(c.nodes[0].name, "n1");
         assert_eq!(c.nodes.iter().map(|n| n.weight).collect::<Vec<_>>(), [2, 2, 1, 1]);
@@ -413,7 +413,7 @@ mod tests {
         let weights = |policy, placement| {
             let c = larder_config(policy, placement, &setup, &nodes);
             let c = RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap();
-            assert_eq!(c.policy.placement, placement.name());
+            assert_eq!(c.policy.placement, placement);
             c.nodes.iter().map(|n| n.weight).collect::<Vec<_>>()
         };
         // Shares already proportional to the reported caches: equal configured weights.

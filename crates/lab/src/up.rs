@@ -209,7 +209,7 @@ impl UpConfig {
         for k in 1..=self.routers {
             let admin = if k == 1 { self.admin.unwrap_or(ANY_LOCAL_PORT) } else { ANY_LOCAL_PORT };
             config.admin.listen = admin.to_string();
-            config.name = format!("r{k}");
+            config.name = Some(format!("r{k}"));
             let suffix = if self.routers == 1 { String::new() } else { format!(" r{k}") };
             let label = format!("router{}", suffix.replace(' ', "-"));
             let group = &mut cluster.routers;
@@ -246,12 +246,12 @@ impl UpConfig {
             }
             None => {
                 let mut c = RouterConfig::default();
-                c.policy.kind = DEFAULT_POLICY.to_string();
+                c.policy.kind = DEFAULT_POLICY;
                 c
             }
         };
         if let Some(p) = self.policy {
-            c.policy.kind = p.to_string();
+            c.policy.kind = p;
         }
         c.listen = self.listen;
         c.node_header = true;

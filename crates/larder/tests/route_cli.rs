@@ -213,6 +213,10 @@ fn help_and_bad_input() {
     ] {
         assert!(text.contains(flag), "--help lacks {flag}");
     }
+    // Benchmark switches live in the config's [tuning] table, not among the flags.
+    for flag in ["--no-write-batching", "--splice-min-bytes", "--splice-pipe-bytes"] {
+        assert!(!text.contains(flag), "--help offers {flag}");
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_larder"))
         .args(["route", "--config", "/nonexistent/router.toml"])
         .output()

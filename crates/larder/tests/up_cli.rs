@@ -217,9 +217,10 @@ fn two_routers_share_the_address_name_themselves_and_stop_with_the_rest() {
 fn a_process_that_fails_to_start_is_named_and_nothing_is_left() {
     let tmp = TempDir::new("up-test-fail");
     // The config is read as the router reads it, but only the router judges it whole:
-    // a policy it does not know makes it fail to start after the nodes are up.
+    // a class pool of a node it does not have makes it fail to start after the nodes are up.
     let config = tmp.path("router.toml");
-    std::fs::write(&config, "[policy]\nkind = \"no-such-policy\"\n").unwrap();
+    let text = "[policy]\nkind = \"class\"\n[[policy.class.pools]]\nclass = 1\nnodes = [\"no-such-node\"]\n";
+    std::fs::write(&config, text).unwrap();
     let up = start(&tmp.0.join("store"), &["--nodes", "2", "--config", &config]);
     let out = up.stdout_until(|_| false);
     let status = up.wait_exit();
@@ -233,7 +234,7 @@ fn a_process_that_fails_to_start_is_named_and_nothing_is_left() {
         err.push(line);
     }
     let err = err.join("\n");
-    assert!(err.contains("router (pid") && err.contains("no-such-policy"), "{err}");
+    assert!(err.contains("router (pid") && err.contains("no-such-node"), "{err}");
     let nodes = pids(&out);
     assert_eq!(nodes.len(), 2, "{out:?}");
     for pid in nodes {

@@ -22,7 +22,7 @@
 //! `spec.table_cap` is split between the pools, so the sum of their tables stays within
 //! it; the cap must therefore be at least the number of pools.
 
-use crate::spec::{ClassPool, PolicyKind, PolicySpec, SpecError};
+use crate::spec::{ClassPool, Param, PolicyKind, PolicySpec, SpecError};
 use crate::{ClassId, LoadView, Nanos, NodeId, NodeState, Outcome, Policy, PolicyStats, Target};
 
 /// The inner policy of the rest pool and of the default pools.
@@ -73,9 +73,10 @@ impl Class {
         members.push((Members::Rest, DEFAULT_INNER));
         let count = members.len();
         if spec.table_cap < count {
-            return Err(SpecError::Invalid(format!(
-                "table_cap must be at least the number of class pools ({count})"
-            )));
+            return Err(SpecError::Invalid {
+                param: Param::TableCap,
+                why: format!("must be at least the number of class pools ({count})"),
+            });
         }
         let mut route = [(count - 1) as u16; 256];
         if spec.classes.is_empty() {

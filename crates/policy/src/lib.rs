@@ -68,5 +68,5 @@ pub use mapper::{Mapped, MapperConfig, TargetError, TargetMapper};
 pub use nanos::{Nanos, SECOND};
 pub use node::{NodeId, NodeState};
 pub use policy::{Outcome, Policy, PolicyStats};
-pub use spec::{PlacementMode, PolicyKind, PolicySpec, SpecError};
+pub use spec::{Param, PlacementMode, PolicyKind, PolicySpec, SpecError};
 pub use target::{ClassId, Target, TargetKey, TreePath, TREE_LEVELS};

@@ -6,8 +6,10 @@ use std::str::FromStr;
 use crate::heat::HeatConfig;
 use crate::{ClassId, Nanos, NodeId, SECOND};
 
-/// Every policy larder ships.
+/// Every policy larder ships. In a config file, by its [`PolicyKind::name`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "String", into = "&'static str"))]
 pub enum PolicyKind {
     Rr,
     Wrr,
@@ -65,8 +67,11 @@ impl FromStr for PolicyKind {
 }
 
 /// How the placement policies (`lard`, `lard-r`, `hacc`) choose a node for a target this
-/// router has not placed, and where an overloaded target spills.
+/// router has not placed, and where an overloaded target spills. In a config file, by its
+/// [`PlacementMode::name`].
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "String", into = "&'static str"))]
 pub enum PlacementMode {
     /// Alike on every router: the target's candidates in hash order on the nodes' names,
     /// a node that reports holding it first, none above T_high
@@ -114,6 +119,28 @@ impl FromStr for PlacementMode {
             .ok_or_else(|| SpecError::UnknownPlacement(s.to_string()))
     }
 }
+
+/// The names as config values: serde reads a name through these, so an unknown one is
+/// refused with the list of known ones, as on the command line.
+macro_rules! named {
+    ($t:ty) => {
+        impl TryFrom<String> for $t {
+            type Error = SpecError;
+            fn try_from(s: String) -> Result<Self, SpecError> {
+                s.parse()
+            }
+        }
+
+        impl From<$t> for &'static str {
+            fn from(v: $t) -> &'static str {
+                v.name()
+            }
+        }
+    };
+}
+
+named!(PolicyKind);
+named!(PlacementMode);
 
 /// A pool of nodes serving one content class (policy `class`).
 #[derive(Clone, Debug, PartialEq)]
@@ -210,45 +237,77 @@ impl PolicySpec {
 
     /// Check the parameters make sense together.
     pub fn validate(&self) -> Result<(), SpecError> {
-        let bad = |what: &str| Err(SpecError::Invalid(what.to_string()));
+        let bad = |param, why: &str| Err(SpecError::Invalid { param, why: why.to_string() });
         if self.t_low.is_nan() || self.t_low < 0.0 || self.t_low >= self.t_high {
-            return bad("t_low must be >= 0 and below t_high");
+            return bad(Param::TLow, "must be >= 0 and below t_high");
         }
         if self.balance_factor.is_nan() || self.balance_factor < 1.0 {
-            return bad("balance_factor must be >= 1.0");
+            return bad(Param::BalanceFactor, "must be >= 1.0");
         }
         if self.table_cap == 0 {
-            return bad("table_cap must be at least 1");
+            return bad(Param::TableCap, "must be at least 1");
         }
         let merge_below_split = self.hacc_merge > 0.0 && self.hacc_merge < self.hacc_split;
         if !(merge_below_split && self.hacc_split.is_finite()) {
-            return bad("hacc_merge must be above 0 and below hacc_split");
+            return bad(Param::HaccMerge, "must be above 0 and below the split threshold");
         }
         let heat = &self.heat;
         if !(0.0..=1.0).contains(&heat.share) {
-            return bad("hot_share must be between 0 and 1");
+            return bad(Param::HotShare, "must be between 0 and 1");
         }
         if !heat.min_rate.is_finite() || heat.min_rate < 0.0 {
-            return bad("hot_min_rps must be a number >= 0");
+            return bad(Param::HotMinRate, "must be a number >= 0");
         }
         if self.hacc_balance.is_nan() || self.hacc_balance < 1.0 {
-            return bad("hacc_balance must be >= 1.0");
+            return bad(Param::HaccBalance, "must be >= 1.0");
         }
         if self.hacc_half_life == 0 {
-            return bad("hacc_half_life must be above 0");
+            return bad(Param::HaccHalfLife, "must be above 0");
         }
         if self.classes.iter().any(|p| p.inner == PolicyKind::Class) {
-            return bad("a class pool's inner policy cannot itself be `class`");
+            return bad(Param::Classes, "a pool's inner policy cannot itself be `class`");
         }
         for (i, pool) in self.classes.iter().enumerate() {
             if pool.nodes.is_empty() {
-                return bad("a class pool needs at least one node");
+                return bad(Param::Classes, "a pool needs at least one node");
             }
             if self.classes[..i].iter().any(|p| p.class == pool.class) {
-                return bad("two class pools for the same class");
+                return bad(Param::Classes, "two pools for the same class");
             }
         }
         Ok(())
+    }
+}
+
+/// The parameter of a [`PolicySpec`] an error is about, so that a caller reading the spec
+/// from its own keys (the router's config file, the simulator's flags) can name its key.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Param {
+    TLow,
+    BalanceFactor,
+    TableCap,
+    HaccMerge,
+    HaccBalance,
+    HaccHalfLife,
+    HotShare,
+    HotMinRate,
+    Classes,
+}
+
+impl Param {
+    /// The parameter's name here: the [`PolicySpec`] field it checks.
+    pub fn name(self) -> &'static str {
+        match self {
+            Param::TLow => "t_low",
+            Param::BalanceFactor => "balance_factor",
+            Param::TableCap => "table_cap",
+            Param::HaccMerge => "hacc_merge",
+            Param::HaccBalance => "hacc_balance",
+            Param::HaccHalfLife => "hacc_half_life",
+            Param::HotShare => "hot_share",
+            Param::HotMinRate => "hot_min_rps",
+            Param::Classes => "classes",
+        }
     }
 }
 
@@ -259,8 +318,8 @@ pub enum SpecError {
         "unknown policy `{0}` (known: rr, wrr, least, hash, bounded, lard, lard-r, hacc, class)"
     )]
     UnknownPolicy(String),
-    #[error("unknown placement `{0}` (known: shared, per-router)")]
+    #[error("unknown placement `{0}` (known: shared, per-router, shared-equal)")]
     UnknownPlacement(String),
-    #[error("invalid policy parameters: {0}")]
-    Invalid(String),
+    #[error("invalid policy parameters: {}: {why}", param.name())]
+    Invalid { param: Param, why: String },
 }

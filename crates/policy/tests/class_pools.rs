@@ -82,5 +82,5 @@ fn the_pools_tables_share_the_cap() {
     picks(&mut p, 1, 4);
     assert_eq!(p.stats().table_entries, 5);
     spec.table_cap = 1;
-    assert!(matches!(Class::from_spec(&spec, policy::build), Err(SpecError::Invalid(_))));
+    assert!(matches!(Class::from_spec(&spec, policy::build), Err(SpecError::Invalid { .. })));
 }

@@ -12,7 +12,6 @@ use tokio::task::JoinSet;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
-use crate::config::ms;
 use crate::discovery;
 use crate::monitor::parse_report;
 use crate::probe;
@@ -51,14 +50,15 @@ async fn health_checks(cluster: Arc<Cluster>) {
         cluster.tick(Instant::now());
         let settings = cluster.settings();
         let health = &settings.config.health;
-        if health.path.is_empty() || tokio::time::Instant::now() < next_check {
+        let Some(path) = &health.path else { continue };
+        if tokio::time::Instant::now() < next_check {
             continue;
         }
-        next_check = tokio::time::Instant::now() + ms(health.interval_ms);
+        next_check = tokio::time::Instant::now() + health.interval;
         for (node, upstream) in cluster.probe_targets(|_| true) {
             let cluster = cluster.clone();
-            let path = health.path.clone();
-            let timeout = ms(health.timeout_ms);
+            let path = path.clone();
+            let timeout = health.timeout;
             let node_tls = settings.node_tls.clone();
             tokio::spawn(async move {
                 let got = probe::get(&upstream, node_tls.as_ref(), &path, timeout).await;
@@ -80,7 +80,7 @@ async fn load_monitor(cluster: Arc<Cluster>) {
     loop {
         let settings = cluster.settings();
         let load = &settings.config.load;
-        let interval = ms(load.poll_ms);
+        let interval = load.poll;
         let targets: Vec<(NodeId, Arc<Upstream>)> = cluster.probe_targets(|n| n.load_report);
         let started = tokio::time::Instant::now();
         cluster.forget_stale_reports(Instant::now(), STALE_REPORTS * interval);

@@ -7,7 +7,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use policy::mapper::{ClassRule, PathMatch, ViewRule};
-use policy::{ClassId, LoadWeights, MapperConfig, NodeId, PolicyKind, PolicySpec, SECOND};
+use policy::{
+    ClassId, LoadWeights, MapperConfig, Nanos, NodeId, Param, PlacementMode, PolicyKind,
+    PolicySpec, SpecError,
+};
 use serde::{Deserialize, Serialize};
 
 pub use crate::discovery::config::{DiscoveryConfig, DnsKind, DnsName};
@@ -32,20 +35,18 @@ pub struct RouterConfig {
     /// Add `X-Larder-Router: <name>` to every response, so a client behind several
     /// routers on one address sees which one served it.
     pub router_header: bool,
-    /// This router's name in `X-Larder-Router`; empty means `router-<pid>`.
-    pub name: String,
+    /// This router's name in `X-Larder-Router`, so clients of several routers on one
+    /// address can tell them apart. Default is `router-<pid>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Bind the traffic listener with SO_REUSEPORT, so several router processes share
     /// one address and the kernel spreads connections among them (used by `larder route`).
     pub reuseport: bool,
-    /// Write requests to nodes and responses to clients after reading everything that is
-    /// ready in the same turn of the event loop, so that each peer wakes once for a batch
-    /// rather than once per request; off writes each as soon as it is read (one poll of
-    /// the event loop less per request when idle, at more wake-ups under load).
-    pub write_batching: bool,
     /// Token sent in `Via` (`1.1 <via>`).
     pub via: String,
-    /// Combined Log Format access log: a path, `-` for stdout, empty for none.
-    pub access_log: String,
+    /// Combined Log Format access log: a path, or `-` for stdout. Default is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_log: Option<String>,
     pub nodes: Vec<NodeConfig>,
     pub policy: PolicyConfig,
     pub mapping: MappingConfig,
@@ -54,6 +55,7 @@ pub struct RouterConfig {
     pub health: HealthConfig,
     pub limits: Limits,
     pub timeouts: Timeouts,
+    pub tuning: Tuning,
     /// Nodes found through DNS, merged with `nodes`.
     pub discovery: DiscoveryConfig,
     pub tls: TlsConfig,
@@ -68,11 +70,10 @@ impl Default for RouterConfig {
             threads: 0,
             node_header: false,
             router_header: false,
-            name: String::new(),
+            name: None,
             reuseport: false,
-            write_batching: true,
             via: "larder".to_string(),
-            access_log: String::new(),
+            access_log: None,
             nodes: Vec::new(),
             policy: PolicyConfig::default(),
             mapping: MappingConfig::default(),
@@ -81,6 +82,7 @@ impl Default for RouterConfig {
             health: HealthConfig::default(),
             limits: Limits::default(),
             timeouts: Timeouts::default(),
+            tuning: Tuning::default(),
             discovery: DiscoveryConfig::default(),
             tls: TlsConfig::default(),
             node_tls: NodeTlsConfig::default(),
@@ -228,69 +230,144 @@ impl NodeConfig {
     }
 }
 
-/// The policy and its parameters (see `policy::PolicySpec` for their meaning).
+/// The policy and its parameters (see `policy::PolicySpec` for their meaning): those
+/// several policies read at `[policy]`, those of one policy alone in that policy's own
+/// table (`[policy.bounded]`, `[policy.lard_r]`, `[policy.hacc]`, `[policy.class]`), so a
+/// file says which policy a number is for.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyConfig {
-    pub kind: String,
-    pub t_low: f64,
-    pub t_high: f64,
-    pub balance_factor: f64,
-    pub table_cap: usize,
-    pub shrink_after_ms: u64,
-    /// `hacc`: a subtree splits above this times its node's fair share of the requests.
-    pub hacc_split: f64,
-    /// `hacc`: a split subtree merges back below this times its node's fair share.
-    pub hacc_merge: f64,
-    /// `hacc`: a node above this times its fair share hands subtrees to others.
-    pub hacc_balance: f64,
-    /// `hacc`: the deepest subtree level placed on its own (0: the root).
-    pub hacc_max_depth: usize,
-    /// `hacc`: requests are counted over a window that halves in this many ms.
-    pub hacc_half_life_ms: u64,
-    pub classes: Vec<ClassPoolConfig>,
+    /// Which policy spreads requests over the nodes. Default is `rr`.
+    pub kind: PolicyKind,
     /// `lard`, `lard-r`, `hacc`: `shared` (every router places a target alike, from the
     /// nodes' names and their reports of what they hold) or `per-router` (each router's
-    /// own table, least loaded first: the papers' single front-end).
-    pub placement: String,
+    /// own table, least loaded first: the papers' single front-end). Default is `shared`.
+    pub placement: PlacementMode,
+    /// `lard`, `lard-r`, `hacc`: LARD's T_low, below which a node is underused (load
+    /// units). Default is 25.
+    pub t_low: f64,
+    /// `lard`, `lard-r`, `hacc`: LARD's T_high, above which a node is overloaded (at twice
+    /// it a target moves regardless). Default is 65.
+    pub t_high: f64,
+    /// `lard`, `lard-r`, `hacc`: the most targets a router's table keeps, so memory stays
+    /// bounded; the coldest is evicted beyond it. Default is 1048576.
+    pub table_cap: usize,
     /// The longest warm-up of a node that joins or restarts (it takes its share of
     /// targets as its hit ratio catches up with the others', and fully at this uptime);
-    /// 0 turns warm-up off.
-    pub warmup_max_ms: u64,
-    /// `lard-r`: a target taking at least this share (0–1) of the router's recent
-    /// requests gets replicas on its next candidates, the same nodes on every router;
-    /// 0 turns heat replicas off.
-    pub hot_share: f64,
-    /// `lard-r`: and at least this many requests a second at this router.
-    pub hot_min_rps: f64,
-    /// `lard-r`: a hot target whose share stays below half of `hot_share` this long
-    /// loses its replicas.
-    pub hot_cool_ms: u64,
+    /// 0 turns warm-up off. Default is 30000 ms.
+    #[serde(rename = "warmup_max_ms", with = "crate::millis")]
+    pub warmup_max: Duration,
+    pub bounded: BoundedConfig,
+    pub lard_r: LardRConfig,
+    pub hacc: HaccConfig,
+    pub class: ClassConfig,
 }
 
 impl Default for PolicyConfig {
     fn default() -> Self {
         let spec = PolicySpec::new(PolicyKind::Rr);
         PolicyConfig {
-            kind: "rr".to_string(),
+            kind: spec.kind,
+            placement: spec.placement,
             t_low: spec.t_low,
             t_high: spec.t_high,
-            balance_factor: spec.balance_factor,
             table_cap: spec.table_cap,
-            shrink_after_ms: spec.shrink_after / (SECOND / 1000),
-            hacc_split: spec.hacc_split,
-            hacc_merge: spec.hacc_merge,
-            hacc_balance: spec.hacc_balance,
-            hacc_max_depth: spec.hacc_max_depth,
-            hacc_half_life_ms: spec.hacc_half_life / (SECOND / 1000),
-            classes: Vec::new(),
-            placement: spec.placement.name().to_string(),
-            warmup_max_ms: spec.warmup_max / (SECOND / 1000),
-            hot_share: spec.heat.share,
-            hot_min_rps: spec.heat.min_rate,
-            hot_cool_ms: spec.heat.cool_after / (SECOND / 1000),
+            warmup_max: Duration::from_nanos(spec.warmup_max),
+            bounded: BoundedConfig { balance_factor: spec.balance_factor },
+            lard_r: LardRConfig {
+                shrink_after: Duration::from_nanos(spec.shrink_after),
+                hot_share: spec.heat.share,
+                hot_min_rps: spec.heat.min_rate,
+                hot_cool: Duration::from_nanos(spec.heat.cool_after),
+            },
+            hacc: HaccConfig {
+                split: spec.hacc_split,
+                merge: spec.hacc_merge,
+                balance: spec.hacc_balance,
+                max_depth: spec.hacc_max_depth,
+                half_life: Duration::from_nanos(spec.hacc_half_life),
+            },
+            class: ClassConfig::default(),
         }
     }
+}
+
+/// `[policy.bounded]`: consistent hashing with bounded loads.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BoundedConfig {
+    /// No node takes more than this times the average load (HAProxy's
+    /// `hash-balance-factor` 125 is 1.25). Default is 1.25.
+    pub balance_factor: f64,
+}
+
+impl Default for BoundedConfig {
+    fn default() -> Self {
+        PolicyConfig::default().bounded
+    }
+}
+
+/// `[policy.lard_r]`: LARD with replication, and replicas of flash-crowd targets.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LardRConfig {
+    /// A target's server set unchanged this long loses a node (the paper's K). Default is
+    /// 20000 ms.
+    #[serde(rename = "shrink_after_ms", with = "crate::millis")]
+    pub shrink_after: Duration,
+    /// A target taking at least this share (0–1) of the router's recent requests gets
+    /// replicas on its next candidates, the same nodes on every router; 0 turns heat
+    /// replicas off. Default is 0.2.
+    pub hot_share: f64,
+    /// And at least this many requests a second at this router, so a quiet router never
+    /// sees a crowd. Default is 50.
+    pub hot_min_rps: f64,
+    /// A hot target whose share stays below half of `hot_share` this long loses its
+    /// replicas (a crowd that flickers keeps them). Default is 2000 ms.
+    #[serde(rename = "hot_cool_ms", with = "crate::millis")]
+    pub hot_cool: Duration,
+}
+
+impl Default for LardRConfig {
+    fn default() -> Self {
+        PolicyConfig::default().lard_r
+    }
+}
+
+/// `[policy.hacc]`: subtrees of the URL tree placed by their share of the requests.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HaccConfig {
+    /// A subtree splits above this times its node's fair share of the requests. Default
+    /// is 0.25.
+    pub split: f64,
+    /// A split subtree merges back below this times its node's fair share (below `split`,
+    /// so it does not flap). Default is 0.0625.
+    pub merge: f64,
+    /// A node above this times its fair share hands subtrees to others. Default is 1.1.
+    pub balance: f64,
+    /// The deepest subtree level placed on its own (0: the root). Default is the
+    /// mapper's deepest level.
+    pub max_depth: usize,
+    /// Requests are counted over a window that halves in this long. Default is 1000 ms.
+    #[serde(rename = "half_life_ms", with = "crate::millis")]
+    pub half_life: Duration,
+}
+
+impl Default for HaccConfig {
+    fn default() -> Self {
+        PolicyConfig::default().hacc
+    }
+}
+
+/// `[policy.class]`: nodes pooled by content class.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClassConfig {
+    /// One pool per class (`[[policy.class.pools]]`); classes without one use every node
+    /// in no pool. Default is none: the mapper's dynamic class on the last quarter of the
+    /// nodes.
+    pub pools: Vec<ClassPoolConfig>,
 }
 
 /// A pool of nodes (by name or address) for one content class (policy `class`).
@@ -299,12 +376,33 @@ impl Default for PolicyConfig {
 pub struct ClassPoolConfig {
     pub class: u8,
     pub nodes: Vec<String>,
+    /// The policy that spreads the class over its pool. Default is `rr`.
     #[serde(default = "rr")]
-    pub inner: String,
+    pub inner: PolicyKind,
 }
 
-fn rr() -> String {
-    "rr".to_string()
+fn rr() -> PolicyKind {
+    PolicyKind::Rr
+}
+
+/// The config key of a policy parameter, for errors.
+fn policy_key(param: Param) -> &'static str {
+    match param {
+        Param::TLow => "policy.t_low",
+        Param::TableCap => "policy.table_cap",
+        Param::BalanceFactor => "policy.bounded.balance_factor",
+        Param::HotShare => "policy.lard_r.hot_share",
+        Param::HotMinRate => "policy.lard_r.hot_min_rps",
+        Param::HaccMerge => "policy.hacc.merge",
+        Param::HaccBalance => "policy.hacc.balance",
+        Param::HaccHalfLife => "policy.hacc.half_life_ms",
+        Param::Classes => "policy.class.pools",
+    }
+}
+
+/// A duration on the policy's clock.
+fn nanos(d: Duration) -> Nanos {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// URL → target mapping (see `policy::mapper` for the rule).
@@ -383,7 +481,9 @@ impl Default for AdminConfig {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct LoadConfig {
-    pub poll_ms: u64,
+    /// Time between polls of a node's load report. Default is 200 ms.
+    #[serde(rename = "poll_ms", with = "crate::millis")]
+    pub poll: Duration,
     pub path: String,
     /// Weight of requests in flight (observed by the router itself).
     pub w_in_flight: f64,
@@ -400,7 +500,7 @@ impl Default for LoadConfig {
     fn default() -> Self {
         let w = LoadWeights::default();
         LoadConfig {
-            poll_ms: 200,
+            poll: Duration::from_millis(200),
             path: wire::LOAD_REPORT_PATH.to_string(),
             w_in_flight: w.in_flight,
             w_cpu: w.cpu,
@@ -420,35 +520,43 @@ impl LoadConfig {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HealthConfig {
-    /// Path probed with GET; empty disables active checks (then an ejected node is tried
-    /// again after `eject_ms`).
-    pub path: String,
-    pub interval_ms: u64,
-    pub timeout_ms: u64,
+    /// Path probed with GET by active checks. Default is none: no active checks, and an
+    /// ejected node is tried again after `eject_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Time between active checks of a node. Default is 1000 ms.
+    #[serde(rename = "interval_ms", with = "crate::millis")]
+    pub interval: Duration,
+    /// An active check unanswered this long failed. Default is 1000 ms.
+    #[serde(rename = "timeout_ms", with = "crate::millis")]
+    pub timeout: Duration,
     /// Consecutive good checks that bring a down node back.
     pub rise: u32,
     /// Consecutive failures (checks or requests) that take a node down. A refused or
     /// timed-out connect takes it down at once.
     pub fall: u32,
     /// Without active checks, how long an ejected node stays out. A node taken out for
-    /// refusing connects is back as soon as its load report answers again.
-    pub eject_ms: u64,
+    /// refusing connects is back as soon as its load report answers again. Default is
+    /// 5000 ms.
+    #[serde(rename = "eject_ms", with = "crate::millis")]
+    pub eject: Duration,
     /// A node that comes back ramps its weight from 1% to 100% over this long. Not with
     /// `lard`, `lard-r` and `hacc` under shared placement, whose hit-ratio warm-up gives a
-    /// node that reports its load its share as its cache fills.
-    pub slow_start_ms: u64,
+    /// node that reports its load its share as its cache fills. Default is 10000 ms.
+    #[serde(rename = "slow_start_ms", with = "crate::millis")]
+    pub slow_start: Duration,
 }
 
 impl Default for HealthConfig {
     fn default() -> Self {
         HealthConfig {
-            path: String::new(),
-            interval_ms: 1000,
-            timeout_ms: 1000,
+            path: None,
+            interval: Duration::from_secs(1),
+            timeout: Duration::from_secs(1),
             rise: 2,
             fall: 3,
-            eject_ms: 5000,
-            slow_start_ms: 10_000,
+            eject: Duration::from_secs(5),
+            slow_start: Duration::from_secs(10),
         }
     }
 }
@@ -474,21 +582,9 @@ pub struct Limits {
     pub max_trailer_bytes: usize,
     /// Relay buffer per direction, taken while a request is in progress.
     pub buffer_bytes: usize,
-    /// Relay buffers kept for reuse once given back (process-wide): a busy client's next
+    /// Relay buffers kept for reuse once given back (each router its own): a busy client's next
     /// request takes one instead of allocating. As many splice pipes are kept likewise.
     pub spare_buffers: usize,
-    /// A request or response body of known length with at least this many bytes beyond
-    /// what came with its head moves socket to socket by splice(2) on Linux when both
-    /// ends are plain TCP (chunked, close-delimited and TLS bodies are copied); 0 turns
-    /// splicing off. Below the default, the extra system calls cost more than the copy
-    /// saves.
-    pub splice_min_bytes: u64,
-    /// The capacity of each splice pipe: a spliced body moves in steps of at most this
-    /// many bytes, each step a wake-up of the router and of the receiver, so a larger
-    /// pipe means fewer of them. Pipe memory is taken only for bytes in flight; the
-    /// kernel rounds up to whole pages and caps it (`fs.pipe-max-size`, 1 MiB by
-    /// default); where it refuses, pipes keep their default 64 KiB.
-    pub splice_pipe_bytes: usize,
     /// Hot-target table size for `/targets`.
     pub hot_targets: usize,
 }
@@ -507,8 +603,6 @@ impl Default for Limits {
             max_trailer_bytes: 16 * 1024,
             buffer_bytes: 32 * 1024,
             spare_buffers: 64,
-            splice_min_bytes: 64 * 1024,
-            splice_pipe_bytes: 1 << 20,
             hot_targets: 4096,
         }
     }
@@ -520,55 +614,95 @@ impl Limits {
     }
 }
 
-/// Timeouts, in milliseconds.
+/// How the router moves bytes: switches whose defaults are what measurements chose
+/// (`docs/results.md`), kept settable so a benchmark can compare against the other
+/// choice. Not for operators to tune by feel: each default is the faster one measured.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tuning {
+    /// Write requests to nodes and responses to clients after reading everything that is
+    /// ready in the same turn of the event loop, so that each peer wakes once for a batch
+    /// rather than once per request; off writes each as soon as it is read (one poll of
+    /// the event loop less per request when idle, at more wake-ups under load). Default
+    /// is true.
+    pub write_batching: bool,
+    /// A request or response body of known length with at least this many bytes beyond
+    /// what came with its head moves socket to socket by splice(2) on Linux when both
+    /// ends are plain TCP (chunked, close-delimited and TLS bodies are copied); 0 turns
+    /// splicing off. Below the default, the extra system calls cost more than the copy
+    /// saves. Default is 65536.
+    pub splice_min_bytes: u64,
+    /// The capacity of each splice pipe: a spliced body moves in steps of at most this
+    /// many bytes, each step a wake-up of the router and of the receiver, so a larger
+    /// pipe means fewer of them. Pipe memory is taken only for bytes in flight; the
+    /// kernel rounds up to whole pages and caps it (`fs.pipe-max-size`, 1 MiB by
+    /// default); where it refuses, pipes keep their default 64 KiB. Default is 1048576.
+    pub splice_pipe_bytes: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning { write_batching: true, splice_min_bytes: 64 * 1024, splice_pipe_bytes: 1 << 20 }
+    }
+}
+
+/// Timeouts, each written in milliseconds.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Timeouts {
-    /// From a request's first byte to the end of its head (408 beyond it).
-    pub header_ms: u64,
-    /// A keep-alive client connection with no request in progress.
-    pub idle_ms: u64,
-    pub upstream_connect_ms: u64,
-    /// From the end of the request to the response head.
-    pub upstream_response_ms: u64,
-    /// Longest pause while relaying a body in either direction.
-    pub body_ms: u64,
-    /// A pooled upstream connection idle longer than this is closed, not reused.
-    pub pool_idle_ms: u64,
-    /// On SIGTERM, how long in-flight requests get to finish.
-    pub drain_ms: u64,
+    /// From a request's first byte to the end of its head (408 beyond it), so a
+    /// slow-header client cannot hold a connection. Default is 10000 ms.
+    #[serde(rename = "header_ms", with = "crate::millis")]
+    pub header: Duration,
+    /// A keep-alive client connection with no request in progress. Default is 60000 ms.
+    #[serde(rename = "idle_ms", with = "crate::millis")]
+    pub idle: Duration,
+    /// A connect to a node, beyond which the node counts as failed. Default is 2000 ms.
+    #[serde(rename = "upstream_connect_ms", with = "crate::millis")]
+    pub upstream_connect: Duration,
+    /// From the end of the request to the response head (504 beyond it). Default is
+    /// 30000 ms.
+    #[serde(rename = "upstream_response_ms", with = "crate::millis")]
+    pub upstream_response: Duration,
+    /// Longest pause while relaying a body in either direction. Default is 60000 ms.
+    #[serde(rename = "body_ms", with = "crate::millis")]
+    pub body: Duration,
+    /// A pooled upstream connection idle longer than this is closed, not reused (below
+    /// the nodes' own keep-alive timeout, so the router never writes to one they closed).
+    /// Default is 4000 ms.
+    #[serde(rename = "pool_idle_ms", with = "crate::millis")]
+    pub pool_idle: Duration,
+    /// On SIGTERM, how long in-flight requests get to finish. Default is 30000 ms.
+    #[serde(rename = "drain_ms", with = "crate::millis")]
+    pub drain: Duration,
     /// After refusing a request whose body is still coming (or relaying a node's early
     /// answer to one), how long the router reads and drops the rest before it closes, so
-    /// the client reads the answer instead of a reset; 0 closes at once.
-    pub linger_ms: u64,
+    /// the client reads the answer instead of a reset; 0 closes at once. Default is
+    /// 2000 ms.
+    #[serde(rename = "linger_ms", with = "crate::millis")]
+    pub linger: Duration,
 }
 
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
-            header_ms: 10_000,
-            idle_ms: 60_000,
-            upstream_connect_ms: 2_000,
-            upstream_response_ms: 30_000,
-            body_ms: 60_000,
-            pool_idle_ms: 4_000,
-            drain_ms: 30_000,
-            linger_ms: 2_000,
+            header: Duration::from_secs(10),
+            idle: Duration::from_secs(60),
+            upstream_connect: Duration::from_secs(2),
+            upstream_response: Duration::from_secs(30),
+            body: Duration::from_secs(60),
+            pool_idle: Duration::from_secs(4),
+            drain: Duration::from_secs(30),
+            linger: Duration::from_secs(2),
         }
     }
 }
 
-pub(crate) fn ms(v: u64) -> Duration {
-    Duration::from_millis(v)
-}
-
 impl RouterConfig {
-    /// Parse a TOML document and check it.
+    /// Parse a TOML document. What parses is checked whole once, when a router takes it
+    /// ([`RouterConfig::validate`], by `Router::new` and every reload).
     pub fn from_toml(text: &str) -> Result<RouterConfig, RouterError> {
-        let config: RouterConfig =
-            toml::from_str(text).map_err(|e| RouterError::Config(e.to_string()))?;
-        config.validate()?;
-        Ok(config)
+        toml::from_str(text).map_err(|e| RouterError::Config(e.to_string()))
     }
 
     /// The config as TOML that [`RouterConfig::from_toml`] reads back (for a router
@@ -577,43 +711,43 @@ impl RouterConfig {
         toml::to_string(self).map_err(|e| RouterError::Config(e.to_string()))
     }
 
-    /// Read and parse a TOML file.
+    /// Read and parse a TOML file (checked as [`RouterConfig::from_toml`] says).
     pub fn load(path: &std::path::Path) -> Result<RouterConfig, RouterError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| RouterError::Config(format!("{}: {e}", path.display())))?;
         Self::from_toml(&text)
     }
 
-    /// The policy spec this config describes. Class pools name nodes by name or address;
-    /// `ids[i]` is the router's id of `nodes[i]` (ids follow addresses across reloads).
+    /// The policy spec this config describes, unchecked (the policy checks it when it is
+    /// built, [`RouterConfig::validate`] before). Class pools name nodes by name or
+    /// address; `ids[i]` is the router's id of `nodes[i]` (ids follow addresses across
+    /// reloads).
     pub fn policy_spec(&self, ids: &[NodeId]) -> Result<PolicySpec, RouterError> {
         let p = &self.policy;
-        let kind: PolicyKind = p.kind.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
-        let mut spec = PolicySpec::new(kind);
+        let mut spec = PolicySpec::new(p.kind);
+        spec.placement = p.placement;
         spec.t_low = p.t_low;
         spec.t_high = p.t_high;
-        spec.balance_factor = p.balance_factor;
         spec.table_cap = p.table_cap;
-        spec.shrink_after = p.shrink_after_ms.saturating_mul(SECOND / 1000);
-        spec.hacc_split = p.hacc_split;
-        spec.hacc_merge = p.hacc_merge;
-        spec.hacc_balance = p.hacc_balance;
-        spec.hacc_max_depth = p.hacc_max_depth;
-        spec.hacc_half_life = p.hacc_half_life_ms.saturating_mul(SECOND / 1000);
-        spec.placement = p.placement.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
-        spec.warmup_max = p.warmup_max_ms.saturating_mul(SECOND / 1000);
+        spec.warmup_max = nanos(p.warmup_max);
+        spec.balance_factor = p.bounded.balance_factor;
+        spec.shrink_after = nanos(p.lard_r.shrink_after);
         spec.heat = policy::heat::HeatConfig {
-            share: p.hot_share,
-            min_rate: p.hot_min_rps,
-            cool_after: p.hot_cool_ms.saturating_mul(SECOND / 1000),
+            share: p.lard_r.hot_share,
+            min_rate: p.lard_r.hot_min_rps,
+            cool_after: nanos(p.lard_r.hot_cool),
         };
-        for pool in &p.classes {
-            let inner = pool.inner.parse().map_err(|e| RouterError::Config(format!("{e}")))?;
+        spec.hacc_split = p.hacc.split;
+        spec.hacc_merge = p.hacc.merge;
+        spec.hacc_balance = p.hacc.balance;
+        spec.hacc_max_depth = p.hacc.max_depth;
+        spec.hacc_half_life = nanos(p.hacc.half_life);
+        for pool in &p.class.pools {
             let nodes =
                 pool.nodes.iter().map(|n| self.node_named(n, ids)).collect::<Result<_, _>>()?;
-            spec.classes.push(policy::spec::ClassPool { class: ClassId(pool.class), nodes, inner });
+            let (class, inner) = (ClassId(pool.class), pool.inner);
+            spec.classes.push(policy::spec::ClassPool { class, nodes, inner });
         }
-        spec.validate().map_err(|e| RouterError::Config(e.to_string()))?;
         Ok(spec)
     }
 
@@ -623,7 +757,9 @@ impl RouterConfig {
             .iter()
             .position(|n| n.display_name() == name || n.addr.to_string() == name)
             .and_then(|i| ids.get(i).copied())
-            .ok_or_else(|| RouterError::Config(format!("class pool names unknown node `{name}`")))
+            .ok_or_else(|| {
+                RouterError::Config(format!("policy.class.pools: unknown node `{name}`"))
+            })
     }
 
     /// The mapper's configuration; URIs are bounded by `limits.max_uri_bytes`.
@@ -650,14 +786,10 @@ impl RouterConfig {
         Ok(c)
     }
 
-    /// This router's name: `name`, or `router-<pid>` when it is empty (unique among the
+    /// This router's name: `name`, or `router-<pid>` without one (unique among the
     /// processes of one host, which is where SO_REUSEPORT shares an address).
     pub fn router_name(&self) -> String {
-        if self.name.is_empty() {
-            format!("router-{}", std::process::id())
-        } else {
-            self.name.clone()
-        }
+        self.name.clone().unwrap_or_else(|| format!("router-{}", std::process::id()))
     }
 
     /// Worker threads to run: `threads`, or one per core when it is 0.
@@ -673,31 +805,35 @@ impl RouterConfig {
         (0..self.nodes.len()).map(|i| NodeId(i as u32)).collect()
     }
 
-    /// Check everything that can be checked without opening a socket.
+    /// Check everything that can be checked without opening a socket. The one check of
+    /// a config: the router runs it when it starts on one or takes one on reload, and its
+    /// errors name the config key at fault (flags only set keys).
     pub fn validate(&self) -> Result<(), RouterError> {
         let bad = |m: &str| Err(RouterError::Config(m.to_string()));
         if self.nodes.is_empty() && self.discovery.dns.is_empty() {
-            return bad("at least one node (or a discovery name) is needed");
+            return bad("nodes: at least one node (or a name in discovery.dns) is needed");
         }
         self.discovery.validate()?;
         for (i, n) in self.nodes.iter().enumerate() {
             if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
-                return Err(RouterError::Config(format!("node {} is listed twice", n.addr)));
+                return Err(RouterError::Config(format!("nodes: {} is listed twice", n.addr)));
             }
         }
         let tls = &self.tls;
         if !tls.listen.is_empty() && (tls.cert.is_empty() || tls.key.is_empty()) {
-            return bad("tls: a TLS listener needs cert and key");
+            return bad("tls.listen: a TLS listener needs tls.cert and tls.key");
         }
         if tls.cert.is_empty() != tls.key.is_empty() || (tls.cert.is_empty() && !tls.sni.is_empty())
         {
-            return bad("tls: cert and key go together, and SNI certificates need a default one");
+            return bad(
+                "tls.cert and tls.key go together, and tls.sni certificates need a default one",
+            );
         }
         if let Some(n) = self.nodes.iter().find(|n| n.server_name.is_some()) {
             if self.node_tls.ca.is_empty() {
                 return Err(RouterError::Config(format!(
-                    "node {}: a TLS node needs a CA file to check its certificate \
-                     (--node-ca, or ca in [node_tls])",
+                    "node_tls.ca: node {} speaks TLS and needs a CA file to check its \
+                     certificate",
                     n.address()
                 )));
             }
@@ -705,39 +841,65 @@ impl RouterConfig {
         if self.backlog == 0 || self.backlog > 65_535 {
             return bad("backlog: 1..=65535");
         }
-        if self.name.len() > 64 || !self.name.bytes().all(|b| b.is_ascii_graphic()) {
-            return bad("name: at most 64 visible ASCII characters (it is a header value)");
+        if let Some(name) = &self.name {
+            if name.is_empty() || name.len() > 64 || !name.bytes().all(|b| b.is_ascii_graphic()) {
+                return bad("name: 1 to 64 visible ASCII characters (it is a header value)");
+            }
         }
-        self.policy_spec(&self.config_order_ids())?;
+        if self.access_log.as_deref() == Some("") {
+            return bad("access_log: a path or `-`; leave the key out for none");
+        }
+        if self.health.path.as_ref().is_some_and(|p| !p.starts_with('/')) {
+            return bad("health.path: a path from `/`; leave the key out for no active checks");
+        }
+        self.policy_spec(&self.config_order_ids())?.validate().map_err(|e| match e {
+            SpecError::Invalid { param, why } => {
+                RouterError::Config(format!("{}: {why}", policy_key(param)))
+            }
+            other => RouterError::Config(other.to_string()),
+        })?;
         self.mapper_config()?;
         let l = &self.limits;
-        if l.max_header_bytes < 64 || l.max_headers == 0 || l.max_uri_bytes == 0 {
-            return bad("limits: max_header_bytes >= 64, max_headers and max_uri_bytes >= 1");
+        let at_least = |key: &str, value: usize, least: usize| {
+            if value < least {
+                Err(RouterError::Config(format!("limits.{key}: at least {least}")))
+            } else {
+                Ok(())
+            }
+        };
+        at_least("max_header_bytes", l.max_header_bytes, 64)?;
+        at_least("max_headers", l.max_headers, 1)?;
+        at_least("max_uri_bytes", l.max_uri_bytes, 1)?;
+        at_least("buffer_bytes", l.buffer_bytes, 1024)?;
+        at_least("max_chunk_line_bytes", l.max_chunk_line_bytes, 3)?;
+        if !(1..=1_000_000).contains(&l.max_connections) {
+            return bad("limits.max_connections: 1..=1000000");
         }
-        if l.max_connections == 0
-            || l.max_connections > 1_000_000
-            || l.buffer_bytes < 1024
-            || l.max_chunk_line_bytes < 3
-            || !(4096..=1 << 30).contains(&l.splice_pipe_bytes)
-        {
-            return bad("limits: max_connections in 1..=1000000, buffer_bytes >= 1024, max_chunk_line_bytes >= 3, splice_pipe_bytes in 4096..=1073741824");
+        if !(4096..=1 << 30).contains(&self.tuning.splice_pipe_bytes) {
+            return bad("tuning.splice_pipe_bytes: 4096..=1073741824");
         }
         let t = &self.timeouts;
-        if [t.header_ms, t.idle_ms, t.upstream_connect_ms, t.upstream_response_ms, t.body_ms]
-            .contains(&0)
-        {
-            return bad("timeouts must be above 0 ms");
-        }
         let h = &self.health;
-        if h.rise == 0 || h.fall == 0 || h.interval_ms == 0 || h.timeout_ms == 0 {
-            return bad("health: rise, fall, interval_ms and timeout_ms must be above 0");
+        for (key, value) in [
+            ("timeouts.header_ms", t.header),
+            ("timeouts.idle_ms", t.idle),
+            ("timeouts.upstream_connect_ms", t.upstream_connect),
+            ("timeouts.upstream_response_ms", t.upstream_response),
+            ("timeouts.body_ms", t.body),
+            ("health.interval_ms", h.interval),
+            ("health.timeout_ms", h.timeout),
+            ("load.poll_ms", self.load.poll),
+        ] {
+            if value.is_zero() {
+                return Err(RouterError::Config(format!("{key} must be above 0 ms")));
+            }
         }
-        if self.load.poll_ms == 0 {
-            return bad("load.poll_ms must be above 0");
+        if h.rise == 0 || h.fall == 0 {
+            return bad("health.rise and health.fall must be above 0");
         }
         let w = self.load.weights();
         if [w.in_flight, w.cpu, w.disk].iter().any(|x| !x.is_finite() || *x < 0.0) {
-            return bad("load weights must be finite and >= 0");
+            return bad("load.w_in_flight, load.w_cpu and load.w_disk must be finite and >= 0");
         }
         Ok(())
     }
@@ -757,7 +919,7 @@ mod tests {
             block.lines().map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l))).collect();
         let c = RouterConfig::from_toml(&text).unwrap();
         c.validate().unwrap();
-        assert_eq!(c.policy.kind, "lard-r");
+        assert_eq!(c.policy.kind, PolicyKind::LardR);
         assert_eq!(c.admin.listen, "0.0.0.0:9090");
         assert_eq!(c.discovery.dns.len(), 1);
         assert_eq!(c.discovery.dns[0].name, "_http._tcp.larder-node.larder.svc.cluster.local");
@@ -790,10 +952,68 @@ mod tests {
         assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
     }
 
+    /// `examples/router.toml` is the annotated reference: every key a config can hold is
+    /// in it (set, or commented out where leaving it out means none).
+    #[test]
+    fn the_example_names_every_key() {
+        fn keys(table: &toml::Table, out: &mut Vec<String>) {
+            for (key, value) in table {
+                out.push(key.clone());
+                match value {
+                    toml::Value::Table(t) => keys(t, out),
+                    toml::Value::Array(a) => {
+                        a.iter().filter_map(toml::Value::as_table).for_each(|t| keys(t, out))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut c = RouterConfig {
+            name: Some("r1".into()),
+            access_log: Some("-".into()),
+            nodes: vec![NodeConfig::new("127.0.0.1:1".parse().unwrap())],
+            ..RouterConfig::default()
+        };
+        c.health.path = Some("/health".into());
+        c.mapping.tree_depth = Some(3);
+        let mut all = Vec::new();
+        keys(&toml::Table::try_from(&c).unwrap(), &mut all);
+        let text = include_str!("../../../examples/router.toml");
+        let missing: Vec<_> = all
+            .iter()
+            .filter(|k| !text.contains(&format!("{k} =")) && !text.contains(&format!("[{k}]")))
+            .filter(|k| !text.contains(&format!(".{k}]")))
+            .collect();
+        assert!(missing.is_empty(), "examples/router.toml lacks {missing:?}");
+    }
+
     #[test]
     fn a_config_written_as_toml_reads_back_the_same() {
         let text = include_str!("../../../examples/router.toml");
         let c = RouterConfig::from_toml(text).unwrap();
+        assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
+    }
+
+    /// Parameters of one policy sit in its table, durations are read as milliseconds, and
+    /// the whole spec is what the keys say.
+    #[test]
+    fn policy_tables_make_the_spec() {
+        let text = "[policy]\nkind = \"lard-r\"\nplacement = \"per-router\"\n\
+                    warmup_max_ms = 0\n\
+                    [policy.lard_r]\nshrink_after_ms = 1500\nhot_share = 0.5\n\
+                    [policy.hacc]\nhalf_life_ms = 250\n\
+                    [policy.bounded]\nbalance_factor = 2.0\n\
+                    [tuning]\nwrite_batching = false\nsplice_min_bytes = 0\n\
+                    [[nodes]]\naddr = \"127.0.0.1:1\"\n";
+        let c = RouterConfig::from_toml(text).unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.policy.lard_r.shrink_after, Duration::from_millis(1500));
+        assert!(!c.tuning.write_batching && c.tuning.splice_min_bytes == 0);
+        let spec = c.policy_spec(&c.config_order_ids()).unwrap();
+        assert_eq!((spec.kind, spec.placement), (PolicyKind::LardR, PlacementMode::PerRouter));
+        assert_eq!((spec.shrink_after, spec.warmup_max), (1_500_000_000, 0));
+        assert_eq!((spec.heat.share, spec.hacc_half_life), (0.5, 250_000_000));
+        assert_eq!(spec.balance_factor, 2.0);
         assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
     }
 
@@ -802,7 +1022,7 @@ mod tests {
         let text = "name = \"r2\"\nrouter_header = true\nreuseport = true\n\
                     [[nodes]]\naddr = \"127.0.0.1:1\"\n";
         let c = RouterConfig::from_toml(text).unwrap();
-        assert_eq!((c.name.as_str(), c.router_header, c.reuseport), ("r2", true, true));
+        assert_eq!((c.name.as_deref(), c.router_header, c.reuseport), (Some("r2"), true, true));
         assert_eq!(c.router_name(), "r2");
         assert_eq!(RouterConfig::from_toml(&c.to_toml().unwrap()).unwrap(), c);
         let unnamed = RouterConfig::from_toml("[[nodes]]\naddr = \"127.0.0.1:1\"\n").unwrap();
@@ -815,7 +1035,7 @@ mod tests {
         let c = RouterConfig::from_toml("[[nodes]]\naddr = \"127.0.0.1:1\"\n").unwrap();
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.nodes[0].weight, 1);
-        assert_eq!(c.load.poll_ms, 200);
+        assert_eq!(c.load.poll, Duration::from_millis(200));
     }
 
     #[test]
@@ -838,13 +1058,34 @@ mod tests {
             ("[[nodes]]\naddr = \"nonsense\"\n", "invalid"),
             ("bogus = 1\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "unknown field"),
             ("[policy]\nkind = \"zz\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "unknown policy"),
+            ("[policy]\nplacement = \"zz\"\n", "unknown placement"),
+            ("[policy]\nhacc_split = 0.5\n", "unknown field"),
+            (
+                "[policy.hacc]\nmerge = 0.5\n[[nodes]]\naddr = \"127.0.0.1:1\"\n",
+                "policy.hacc.merge",
+            ),
+            ("[policy]\nt_low = 70.0\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "policy.t_low"),
+            (
+                "[policy]\nkind = \"class\"\n[[policy.class.pools]]\nclass = 1\nnodes = [\"n9\"]\n\
+                 [[nodes]]\naddr = \"127.0.0.1:1\"\n",
+                "policy.class.pools: unknown node `n9`",
+            ),
+            (
+                "[limits]\nmax_connections = 0\n[[nodes]]\naddr = \"127.0.0.1:1\"\n",
+                "limits.max_connections",
+            ),
+            (
+                "[tuning]\nsplice_pipe_bytes = 1\n[[nodes]]\naddr = \"127.0.0.1:1\"\n",
+                "tuning.splice_pipe_bytes",
+            ),
             ("[timeouts]\nidle_ms = 0\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "above 0"),
             ("[[nodes]]\naddr = \"127.0.0.1:1\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "twice"),
             ("name = \"a b\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "name"),
             ("[[nodes]]\naddr = \"https://127.0.0.1:1\"\n", "needs a CA file"),
             ("[[nodes]]\naddr = \"127.0.0.1:1\"\nserver_name = \"a\"\n", "https://"),
         ] {
-            let err = RouterConfig::from_toml(text).unwrap_err().to_string();
+            let err = RouterConfig::from_toml(text).and_then(|c| c.validate()).unwrap_err();
+            let err = err.to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
     }

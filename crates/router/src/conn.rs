@@ -25,7 +25,6 @@ use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
 use crate::client_io::ClientIo;
 use crate::cluster::{Cluster, Dispatch, Finished, Settings};
-use crate::config::ms;
 use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
@@ -187,7 +186,7 @@ impl<S: ClientIo> Connection<S> {
                 flow => break flow,
             }
         };
-        let linger = ms(self.cluster.settings().config.timeouts.linger_ms);
+        let linger = self.cluster.settings().config.timeouts.linger;
         if flow == Flow::Linger {
             self.linger(linger).await;
         } else {
@@ -243,13 +242,13 @@ impl<S: ClientIo> Connection<S> {
                     let limit = settings.head_limits.max_header_bytes;
                     return Err(Rejection::Head(ParseError::HeadTooLarge { limit }));
                 }
-                deadline.get_or_insert_with(|| tokio::time::Instant::now() + ms(t.header_ms));
+                deadline.get_or_insert_with(|| tokio::time::Instant::now() + t.header);
             } else if self.drain.raised() {
                 return Ok(false);
             }
             let wait = deadline.unwrap_or_else(|| {
                 let since = tokio::time::Instant::from_std(self.last);
-                since + ms(if first { t.header_ms } else { t.idle_ms })
+                since + if first { t.header } else { t.idle }
             });
             let idle = self.client_buf.is_empty();
             if idle {
@@ -307,7 +306,7 @@ impl<S: ClientIo> Connection<S> {
     ) -> bool {
         self.out.clear();
         head::simple_response(status, "text/plain", body.as_bytes(), close, &mut self.out);
-        let timeout = ms(settings.config.timeouts.body_ms);
+        let timeout = settings.config.timeouts.body;
         let sent = body::flush(&mut self.stream, &mut self.out, timeout).await.is_ok();
         self.out.clear();
         if let Some(req) = req {
@@ -503,13 +502,13 @@ impl<S: ClientIo> Connection<S> {
     ) -> Result<Sent<N>, AttemptError> {
         let cfg = &settings.config;
         let t = &cfg.timeouts;
-        let pooled = if fresh { None } else { dispatch.upstream.take(ms(t.pool_idle_ms), start) };
+        let pooled = if fresh { None } else { dispatch.upstream.take(t.pool_idle, start) };
         let reused = pooled.is_some();
         let (mut upstream, at) = match pooled {
             Some(s) => (s, start),
             None => {
                 let node_tls = settings.node_tls.as_ref();
-                let s = N::connect(dispatch.upstream.at(), node_tls, ms(t.upstream_connect_ms))
+                let s = N::connect(dispatch.upstream.at(), node_tls, t.upstream_connect)
                     .await
                     .map_err(|_| AttemptError::before(Fault::Connect))?;
                 (s, Instant::now())
@@ -541,9 +540,9 @@ impl<S: ClientIo> Connection<S> {
             framing: req.framing,
             chunked_out: true,
             chunk_limits: cfg.limits.chunk_limits(),
-            timeout: ms(t.body_ms),
+            timeout: t.body,
             max_bytes: cfg.limits.max_body_bytes,
-            splice_from: cfg.limits.splice_min_bytes,
+            splice_from: cfg.tuning.splice_min_bytes,
             pipes: Some(&self.pipes),
         };
         // The node may answer before the body is all in (an early 413) and stop reading:
@@ -551,7 +550,7 @@ impl<S: ClientIo> Connection<S> {
         // so does a node that stops taking it (it may have answered before it closed).
         let has_body = req.framing != BodyFraming::Empty;
         let mut first = [0u8; 1];
-        turn::after_this_turns_reads(cfg.write_batching).await;
+        turn::after_this_turns_reads(cfg.tuning.write_batching).await;
         let relayed = if has_body {
             let (watch, mut to_node) = upstream.watch_while_writing(&mut first);
             let (client, out) = (&mut self.client_buf, &mut self.out);
@@ -603,7 +602,7 @@ impl<S: ClientIo> Connection<S> {
         // The node's time runs from the end of the request: a bodyless one ended as it was
         // dispatched (no clock read needed), a body took as long as it took.
         let request_end = if req.framing == BodyFraming::Empty { sent.at } else { Instant::now() };
-        let deadline = tokio::time::Instant::from_std(request_end) + ms(t.upstream_response_ms);
+        let deadline = tokio::time::Instant::from_std(request_end) + t.upstream_response;
         self.upstream_timer.as_mut().reset(deadline);
         let mut response_started = None;
         loop {
@@ -624,9 +623,9 @@ impl<S: ClientIo> Connection<S> {
                         return Ok(response);
                     }
                     response_started = Some(response.status);
-                    body::flush(&mut self.stream, &mut self.out, ms(t.body_ms)).await.map_err(
-                        |_| AttemptError { fault: Fault::Client(None), response_started },
-                    )?;
+                    body::flush(&mut self.stream, &mut self.out, t.body).await.map_err(|_| {
+                        AttemptError { fault: Fault::Client(None), response_started }
+                    })?;
                     continue;
                 }
                 Ok(None) => {}
@@ -670,12 +669,12 @@ impl<S: ClientIo> Connection<S> {
             framing: response.framing,
             chunked_out: response.client_body == ClientBody::Same,
             chunk_limits: cfg.limits.chunk_limits(),
-            timeout: ms(cfg.timeouts.body_ms),
+            timeout: cfg.timeouts.body,
             max_bytes: 0,
-            splice_from: cfg.limits.splice_min_bytes,
+            splice_from: cfg.tuning.splice_min_bytes,
             pipes: Some(&self.pipes),
         };
-        turn::after_this_turns_reads(cfg.write_batching).await;
+        turn::after_this_turns_reads(cfg.tuning.write_batching).await;
         let relayed = body::relay(
             &mut sent.upstream,
             &mut self.upstream_buf,

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::config::{ms, HealthConfig};
+use crate::config::HealthConfig;
 
 /// Weight units per unit of configured weight, so slow start can ramp in small steps.
 pub(crate) const WEIGHT_SCALE: u32 = 100;
@@ -33,9 +33,9 @@ impl Rules {
         Rules {
             fall: c.fall,
             rise: c.rise,
-            eject_for: ms(c.eject_ms),
-            slow_start: ms(c.slow_start_ms),
-            active_checks: !c.path.is_empty(),
+            eject_for: c.eject,
+            slow_start: c.slow_start,
+            active_checks: c.path.is_some(),
         }
     }
 }
@@ -205,7 +205,7 @@ mod tests {
     use super::*;
 
     fn rules() -> Rules {
-        Rules::new(&HealthConfig { path: "/health".into(), ..HealthConfig::default() })
+        Rules::new(&HealthConfig { path: Some("/health".into()), ..HealthConfig::default() })
     }
 
     #[test]

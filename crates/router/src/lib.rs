@@ -73,6 +73,7 @@ mod head;
 mod health;
 mod hot;
 mod log;
+mod millis;
 mod monitor;
 mod node_addr;
 mod node_io;
@@ -104,7 +105,6 @@ pub use overrides::Overrides;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
-use crate::config::ms;
 use crate::drain::Drain;
 use crate::pools::Pools;
 
@@ -165,9 +165,9 @@ impl RouterHandle {
 
 impl Router {
     pub fn new(config: RouterConfig) -> Result<Router, RouterError> {
-        let access_log = match config.access_log.as_str() {
-            "" => None,
-            target => Some(Arc::new(AccessLog::open(target)?)),
+        let access_log = match &config.access_log {
+            None => None,
+            Some(target) => Some(Arc::new(AccessLog::open(target)?)),
         };
         let open = Arc::new(AtomicUsize::new(0));
         let pools = Pools::new(&config);
@@ -204,7 +204,7 @@ impl Router {
             return Err(RouterError::Config("tls: a TLS listener needs cert and key".into()));
         }
         let max_conns = settings.config.limits.max_connections;
-        let drain_for = ms(settings.config.timeouts.drain_ms);
+        let drain_for = settings.config.timeouts.drain;
         drop(settings);
         let permits = Arc::new(Semaphore::new(max_conns));
         let drain = Drain::default();
@@ -315,7 +315,7 @@ async fn handshake_then_serve(
 ) {
     let settings = cluster.settings();
     let Some(tls) = settings.tls.clone() else { return };
-    let limit = ms(settings.config.timeouts.header_ms);
+    let limit = settings.config.timeouts.header;
     drop(settings);
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
     if let Ok(Ok(stream)) = tokio::time::timeout(limit, acceptor.accept(stream)).await {

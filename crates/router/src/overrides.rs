@@ -4,6 +4,8 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
+use policy::{PlacementMode, PolicyKind};
+
 use crate::config::{DnsName, NodeAddr, NodeConfig, RouterConfig};
 use crate::RouterError;
 
@@ -44,15 +46,16 @@ pub struct Overrides {
     /// but not within [discovery] min_refresh_ms (1000) [default: 5000].
     #[cfg_attr(feature = "clap", arg(long, value_name = "MS"))]
     pub dns_refresh_ms: Option<u64>,
-    /// Distribution policy [default: rr].
+    /// Distribution policy: rr, wrr, least, hash, bounded, lard, lard-r, hacc or class
+    /// [default: rr].
     #[cfg_attr(feature = "clap", arg(long))]
-    pub policy: Option<String>,
+    pub policy: Option<PolicyKind>,
     /// How lard, lard-r and hacc place a target this router has not placed: "shared"
     /// (alike on every router: candidates hashed on node names, a node that reports
     /// holding the target first) or "per-router" (the least loaded node now; several
     /// routers then disagree) [default: shared].
     #[cfg_attr(feature = "clap", arg(long, value_name = "MODE"))]
-    pub placement: Option<String>,
+    pub placement: Option<PlacementMode>,
     /// Worker threads [default: one per core].
     #[cfg_attr(feature = "clap", arg(long))]
     pub threads: Option<usize>,
@@ -71,10 +74,6 @@ pub struct Overrides {
     /// Bind --listen with SO_REUSEPORT, so several routers share the address.
     #[cfg_attr(feature = "clap", arg(long))]
     pub reuseport: bool,
-    /// Write each request and response as soon as it is read, instead of after the other
-    /// reads of the same event-loop turn (config `write_batching = false`).
-    #[cfg_attr(feature = "clap", arg(long))]
-    pub no_write_batching: bool,
     /// Access log: a file, or "-" for stdout.
     #[cfg_attr(feature = "clap", arg(long))]
     pub access_log: Option<String>,
@@ -85,15 +84,6 @@ pub struct Overrides {
     /// [default: 1048576].
     #[cfg_attr(feature = "clap", arg(long))]
     pub max_body_bytes: Option<u64>,
-    /// Bodies of known length with at least this many bytes to come move socket to
-    /// socket by splice(2) on Linux (plain TCP only); 0 copies every body
-    /// [default: 65536].
-    #[cfg_attr(feature = "clap", arg(long, value_name = "BYTES"))]
-    pub splice_min_bytes: Option<u64>,
-    /// Capacity of each splice pipe: a spliced body moves in steps of at most this many
-    /// bytes [default: 1048576].
-    #[cfg_attr(feature = "clap", arg(long, value_name = "BYTES"))]
-    pub splice_pipe_bytes: Option<usize>,
     /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN http/1.1), with
     /// --tls-cert and --tls-key; more certificates by SNI in the config's [tls] table.
     #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR"))]
@@ -125,15 +115,14 @@ fn said(e: RouterError) -> String {
 }
 
 impl Overrides {
-    /// The config file at `path` (or the defaults without one) with these values on top,
-    /// checked.
+    /// The config file at `path` (or the defaults without one) with these values on top;
+    /// the router checks it when it takes it ([`RouterConfig::validate`]).
     pub fn config(&self, path: Option<&Path>) -> Result<RouterConfig, RouterError> {
         let mut c = match path {
             Some(path) => RouterConfig::load(path)?,
             None => RouterConfig::default(),
         };
         self.apply(&mut c);
-        c.validate()?;
         Ok(c)
     }
 
@@ -144,18 +133,25 @@ impl Overrides {
         if !self.nodes.is_empty() {
             c.nodes = self.nodes.iter().map(|a| NodeConfig::at(a.clone())).collect();
         }
-        set(&mut c.policy.kind, &self.policy);
-        set(&mut c.policy.placement, &self.placement);
+        if let Some(kind) = self.policy {
+            c.policy.kind = kind;
+        }
+        if let Some(placement) = self.placement {
+            c.policy.placement = placement;
+        }
         if let Some(t) = self.threads {
             c.threads = t;
         }
         set(&mut c.admin.listen, &self.admin);
         c.node_header |= self.node_header;
         c.router_header |= self.router_header;
-        set(&mut c.name, &self.name);
+        if self.name.is_some() {
+            c.name.clone_from(&self.name);
+        }
         c.reuseport |= self.reuseport;
-        c.write_batching &= !self.no_write_batching;
-        set(&mut c.access_log, &self.access_log);
+        if self.access_log.is_some() {
+            c.access_log.clone_from(&self.access_log);
+        }
         if !self.nodes_dns.is_empty() || !self.nodes_srv.is_empty() {
             c.discovery.dns = self.nodes_dns.iter().chain(&self.nodes_srv).cloned().collect();
         }
@@ -168,12 +164,6 @@ impl Overrides {
         }
         if let Some(m) = self.max_body_bytes {
             c.limits.max_body_bytes = m;
-        }
-        if let Some(m) = self.splice_min_bytes {
-            c.limits.splice_min_bytes = m;
-        }
-        if let Some(m) = self.splice_pipe_bytes {
-            c.limits.splice_pipe_bytes = m;
         }
         set(&mut c.tls.listen, &self.tls_listen);
         set(&mut c.tls.cert, &self.tls_cert);
@@ -194,7 +184,8 @@ mod tests {
 
     #[test]
     fn flags_override_the_file_and_absent_flags_keep_it() {
-        let mut c = RouterConfig { name: "file".to_string(), threads: 3, ..Default::default() };
+        let mut c =
+            RouterConfig { name: Some("file".to_string()), threads: 3, ..Default::default() };
         c.nodes.push(NodeConfig::new("127.0.0.1:1".parse().unwrap()));
         let mut kept = c.clone();
         Overrides::default().apply(&mut kept);
@@ -210,7 +201,7 @@ mod tests {
             ..Overrides::default()
         };
         flags.apply(&mut c);
-        assert_eq!((c.name.as_str(), c.threads, c.admin.listen.as_str()), ("r1", 3, ""));
+        assert_eq!((c.name.as_deref(), c.threads, c.admin.listen.as_str()), (Some("r1"), 3, ""));
         assert_eq!((c.backlog, c.limits.max_body_bytes), (100, 7));
         assert!(c.router_header && c.reuseport && !c.node_header);
         assert_eq!(c.nodes, vec![NodeConfig::new("127.0.0.1:2".parse().unwrap())]);
@@ -225,11 +216,13 @@ mod tests {
             ..Overrides::default()
         };
         let c = flags.config(None).unwrap();
+        c.validate().unwrap();
         assert_eq!(c.node_tls.ca, "ca.pem");
         let names: Vec<_> = c.nodes.iter().map(|n| n.server_name.as_deref()).collect();
         assert_eq!(names, [Some("127.0.0.1"), None]);
         let without_ca = Overrides { node_ca: None, ..flags };
-        assert!(without_ca.config(None).unwrap_err().to_string().contains("--node-ca"));
+        let err = without_ca.config(None).unwrap().validate().unwrap_err().to_string();
+        assert!(err.contains("node_tls.ca"), "{err}");
     }
 
     #[test]

@@ -26,7 +26,7 @@ impl Pools {
     pub(crate) fn configure(&self, config: &RouterConfig) {
         let limits = &config.limits;
         self.bufs.keep_at_most(limits.spare_buffers);
-        self.pipes.configure(limits.spare_buffers, limits.splice_pipe_bytes);
+        self.pipes.configure(limits.spare_buffers, config.tuning.splice_pipe_bytes);
     }
 }
 

@@ -233,9 +233,8 @@ impl Cluster {
     }
 
     /// Apply a new config (with the nodes discovery found): nodes by address, weights,
-    /// policy parameters, limits.
+    /// policy parameters, limits. Checked once, as merged, in `apply`.
     pub(crate) fn reload(&self, config: RouterConfig) -> Result<(), RouterError> {
-        config.validate()?;
         let mut sources = self.sources();
         self.apply(Sources::merged(&config, &sources.found))?;
         sources.given = config;

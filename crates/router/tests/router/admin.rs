@@ -79,7 +79,7 @@ async fn reload_adds_a_node_without_dropping_the_connection() {
     };
     assert!(nodes.contains(&"a".to_string()) && nodes.contains(&"b".to_string()), "{nodes:?}");
     let mut bad = config(&[&a], "rr");
-    bad.policy.kind = "nonsense".into();
+    bad.policy.t_low = bad.policy.t_high;
     assert!(router.handle.reload(bad).is_err(), "a bad config is refused, the old one stays");
     assert_eq!(client.get("/x").await.status, 200);
     router.stop().await;
@@ -114,8 +114,8 @@ async fn an_idle_router_stops_at_once() {
     let mut cfg = config(&[&a], "rr");
     // Far beyond LIMIT: neither the drain deadline nor the idle timeout can end the wait,
     // only closing idle keep-alive connections as soon as the drain starts.
-    cfg.timeouts.drain_ms = 3_600_000;
-    cfg.timeouts.idle_ms = 3_600_000;
+    cfg.timeouts.drain = std::time::Duration::from_millis(3_600_000);
+    cfg.timeouts.idle = std::time::Duration::from_millis(3_600_000);
     let router = RunningRouter::start(cfg).await;
     let mut idle = Client::connect(router.addr).await;
     // One exchange: the client connection is now idle and an upstream one sits in the pool.
@@ -158,7 +158,7 @@ async fn the_load_monitor_folds_reports_into_the_load() {
     let a = Backend::start_with("a", options).await;
     let mut cfg = config(&[&a], "rr");
     cfg.nodes[0].load_report = true;
-    cfg.load.poll_ms = 20;
+    cfg.load.poll = std::time::Duration::from_millis(20);
     cfg.load.w_cpu = 0.5;
     let router = RunningRouter::start(cfg).await;
     let reported =
@@ -174,7 +174,7 @@ async fn the_access_log_has_one_combined_line_per_request() {
     let path = std::env::temp_dir().join(format!("larder-route-access-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let mut cfg = config(&[&a], "rr");
-    cfg.access_log = path.to_str().unwrap().to_string();
+    cfg.access_log = Some(path.to_str().unwrap().to_string());
     let router = RunningRouter::start(cfg).await;
     let mut client = Client::connect(router.addr).await;
     client

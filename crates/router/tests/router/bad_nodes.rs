@@ -11,7 +11,7 @@ fn only(node: &FakeNode) -> router::RouterConfig {
         nodes: vec![router::NodeConfig::new(node.addr)],
         ..router::RouterConfig::default()
     };
-    c.timeouts.drain_ms = 5_000;
+    c.timeouts.drain = std::time::Duration::from_millis(5_000);
     c
 }
 
@@ -37,7 +37,7 @@ async fn a_bad_chunk_size_in_a_response_still_leaves_an_access_log_line() {
     ))
     .await;
     let mut c = only(&node);
-    c.access_log = log.to_string_lossy().into_owned();
+    c.access_log = Some(log.to_string_lossy().into_owned());
     let router = RunningRouter::start(c).await;
     let mut client = Client::connect(router.addr).await;
     client.send_raw(b"GET /bad-chunk HTTP/1.1\r\nHost: t\r\n\r\n").await;
@@ -53,7 +53,7 @@ async fn a_hung_node_holds_a_request_no_longer_than_the_upstream_timeout() {
     let good = Backend::start("good").await;
     let mut c = config(&[&good], "rr");
     c.nodes.insert(0, router::NodeConfig::new(hung.addr));
-    c.timeouts.upstream_response_ms = 300;
+    c.timeouts.upstream_response = std::time::Duration::from_millis(300);
     let router = RunningRouter::start(c).await;
     // rr sends one of the first two GETs to the hung node: both are answered by the other.
     let mut client = Client::connect(router.addr).await;
@@ -65,7 +65,7 @@ async fn a_hung_node_holds_a_request_no_longer_than_the_upstream_timeout() {
 
     // A POST cannot be sent twice, and a GET finds no other node: the silence is a 504.
     let mut c = only(&hung);
-    c.timeouts.upstream_response_ms = 300;
+    c.timeouts.upstream_response = std::time::Duration::from_millis(300);
     let router = RunningRouter::start(c).await;
     let mut client = Client::connect(router.addr).await;
     client.send_raw(b"POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi").await;
@@ -81,12 +81,12 @@ async fn a_request_held_by_a_node_that_health_checks_take_down_moves_on() {
     let good = Backend::start("good").await;
     let mut c = config(&[&good], "rr");
     c.nodes.insert(0, router::NodeConfig::new(hung.addr));
-    c.health.path = "/health".to_string();
-    c.health.interval_ms = 50;
-    c.health.timeout_ms = 100;
+    c.health.path = Some("/health".to_string());
+    c.health.interval = std::time::Duration::from_millis(50);
+    c.health.timeout = std::time::Duration::from_millis(100);
     c.health.fall = 2;
     // The upstream timeout alone would hold the request past the test's own limit.
-    c.timeouts.upstream_response_ms = 120_000;
+    c.timeouts.upstream_response = std::time::Duration::from_millis(120_000);
     let router = RunningRouter::start(c).await;
     // rr sends one of these to the fake node, which then stops answering anything: its
     // health checks fail, it is taken down, and the GET it held goes to the other node.

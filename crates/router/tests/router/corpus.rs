@@ -61,7 +61,7 @@ async fn no_vector_desyncs_or_smuggles_and_every_vector_is_answered() {
         nodes: vec![router::NodeConfig::new(backend.addr)],
         ..router::RouterConfig::default()
     };
-    config.timeouts.drain_ms = 5_000;
+    config.timeouts.drain = std::time::Duration::from_millis(5_000);
     let router = RunningRouter::start(config).await;
     let mut delivered = HashSet::new();
     for (i, (name, raw)) in vectors.iter().enumerate() {

@@ -22,8 +22,8 @@ const SRV: &str = "_http._tcp.web.test";
 /// A router with no node of its own, finding them through `dns` every 100 ms.
 fn config(dns: &DnsServer, name: DnsName) -> RouterConfig {
     let mut c = RouterConfig { node_header: true, ..RouterConfig::default() };
-    c.policy.kind = "rr".to_string();
-    c.timeouts.drain_ms = 5_000;
+    c.policy.kind = "rr".parse().unwrap();
+    c.timeouts.drain = Duration::from_millis(5_000);
     c.discovery = DiscoveryConfig {
         refresh_ms: 100,
         resolver: dns.addr.to_string(),

@@ -59,7 +59,7 @@ async fn an_early_413_from_a_node_is_relayed_and_the_node_is_not_failed() {
         let mut c = config(&[&backend], "rr");
         c.nodes = vec![router::NodeConfig::new(node.addr)];
         c.limits.max_body_bytes = 64 << 20;
-        c.timeouts.body_ms = 5_000;
+        c.timeouts.body = std::time::Duration::from_millis(5_000);
         let router = RunningRouter::start(c).await;
         // health.fall is 3: three failures in a row would eject the only node.
         for i in 0..4 {

@@ -45,9 +45,9 @@ async fn a_tls_node_relays_bodies_byte_exact_over_pooled_connections() {
     let backend = tls_backend("secure").await;
     let mut c = tls_node_config(&backend, "localhost", "first-ca.pem");
     c.nodes[0].load_report = true;
-    c.load.poll_ms = 20;
-    c.health.path = "/health".to_string();
-    c.health.interval_ms = 20;
+    c.load.poll = std::time::Duration::from_millis(20);
+    c.health.path = Some("/health".to_string());
+    c.health.interval = std::time::Duration::from_millis(20);
     let router = RunningRouter::start(c).await;
     let mut client = Client::connect(router.addr).await;
 
@@ -79,7 +79,7 @@ async fn a_node_certificate_that_does_not_check_out_is_a_502_not_a_hang() {
     // Signed by a CA the router does not trust; then valid, but for another name.
     for (name, ca) in [("localhost", "second-ca.pem"), ("other.test", "first-ca.pem")] {
         let mut c = tls_node_config(&backend, name, ca);
-        c.timeouts.upstream_connect_ms = 60_000;
+        c.timeouts.upstream_connect = std::time::Duration::from_millis(60_000);
         let router = RunningRouter::start(c).await;
         let mut client = Client::connect(router.addr).await;
         let reply = client.get("/x").await;

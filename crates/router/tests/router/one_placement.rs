@@ -67,10 +67,10 @@ impl Nodes {
             })
             .collect();
         let mut c = RouterConfig { nodes, node_header: true, ..RouterConfig::default() };
-        c.policy.kind = kind.to_string();
-        c.policy.placement = placement.to_string();
-        c.load.poll_ms = 20;
-        c.timeouts.drain_ms = 5_000;
+        c.policy.kind = kind.parse().unwrap();
+        c.policy.placement = placement.parse().unwrap();
+        c.load.poll = Duration::from_millis(20);
+        c.timeouts.drain = Duration::from_millis(5_000);
         // One subtree per target directory (`/dN/`), whose copies the nodes' digests list:
         // adaptive subtrees start from the root on a router's own counts, and a late
         // router would not follow the holders until it has split them.
@@ -78,7 +78,7 @@ impl Nodes {
         // The nodes have just started, so their warmths rise while the routers place
         // targets, and each router sees them at its own poll: two routers agree on first
         // choices from the same view, which here means warm nodes.
-        c.policy.warmup_max_ms = 0;
+        c.policy.warmup_max = Duration::ZERO;
         // Likewise the CPU figures each router polls at its own moment: on a busy machine
         // they could call a node overloaded for one router and not the other.
         c.load.w_cpu = 0.0;

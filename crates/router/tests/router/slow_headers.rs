@@ -15,7 +15,7 @@ const FLOOD: usize = 300;
 async fn a_slow_header_flood_does_not_stop_a_normal_client() {
     let backend = Backend::start("a").await;
     let mut cfg = config(&[&backend], "rr");
-    cfg.timeouts.header_ms = 1_000;
+    cfg.timeouts.header = Duration::from_millis(1_000);
     let router = RunningRouter::start(cfg).await;
 
     let mut flood = Vec::with_capacity(FLOOD);

@@ -56,7 +56,7 @@ async fn every_response_framing_is_relayed_byte_exact_spliced_or_copied() {
             let backend = Backend::start("unused").await;
             let mut c = config(&[&backend], "rr");
             c.nodes = vec![router::NodeConfig::new(node.addr)];
-            c.limits.splice_min_bytes = splice_min;
+            c.tuning.splice_min_bytes = splice_min;
             let router = RunningRouter::start(c).await;
             let mut client = Client::connect(router.addr).await;
             let got = client.get("/big").await;
@@ -73,7 +73,7 @@ async fn request_bodies_reach_the_node_byte_exact_spliced_or_copied() {
     for splice_min in [0, 1] {
         let backend = Backend::start("n").await;
         let mut c = config(&[&backend], "rr");
-        c.limits.splice_min_bytes = splice_min;
+        c.tuning.splice_min_bytes = splice_min;
         let router = RunningRouter::start(c).await;
         let mut client = Client::connect(router.addr).await;
         let mut raw =

@@ -341,8 +341,8 @@ pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
         node_header: true,
         ..RouterConfig::default()
     };
-    c.policy.kind = kind.to_string();
-    c.timeouts.drain_ms = 5_000;
+    c.policy.kind = kind.parse().unwrap();
+    c.timeouts.drain = Duration::from_millis(5_000);
     c
 }
 
@@ -350,9 +350,9 @@ pub fn config(backends: &[&Backend], kind: &str) -> RouterConfig {
 /// (100 ms), for tests where nodes go away and come back.
 pub fn health_checked_config(backends: &[&Backend], kind: &str) -> RouterConfig {
     let mut c = config(backends, kind);
-    c.health.path = "/health".into();
-    c.health.interval_ms = 50;
-    c.health.slow_start_ms = 100;
+    c.health.path = Some("/health".into());
+    c.health.interval = Duration::from_millis(50);
+    c.health.slow_start = Duration::from_millis(100);
     c
 }
 
