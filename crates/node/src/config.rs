@@ -30,11 +30,13 @@ pub struct Config {
     /// The file served for a directory URL.
     pub index_file: String,
     pub limits: Limits,
-    /// Largest request body accepted (and discarded: the node serves GET and HEAD only).
+    /// Largest request body accepted (413 beyond): discarded, or on a caching node passed
+    /// to the origin as it arrives for every method but GET and HEAD.
     pub max_body_bytes: u64,
     pub max_connections: usize,
     /// Time allowed from the first byte of a request to the end of its head (and body), so
-    /// a client that trickles bytes cannot hold a connection slot forever.
+    /// a client that trickles bytes cannot hold a connection slot forever; a body passed
+    /// to an origin gets this long for each piece instead (it may be large).
     pub header_timeout: Duration,
     /// How long an idle keep-alive connection is kept.
     pub idle_timeout: Duration,

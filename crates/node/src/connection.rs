@@ -4,13 +4,14 @@
 use crate::access_log::LogEntry;
 use crate::disk;
 use crate::reply::{error, FileStream, Reply, ReplyCtx};
+use crate::request_body::RequestBody;
 use crate::respond::respond;
 use crate::socket::{read_some, write_head_and_body};
 use crate::state::NodeState;
 use crate::stats::Counters;
 use http1::framing::request_framing;
 use http1::{parse_head, BodyFraming, ChunkEvent, ChunkLimits, ChunkedDecoder, FramingError};
-use http1::{RequestHead, Status, Version};
+use http1::{Method, RequestHead, Status, Version};
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -87,14 +88,20 @@ impl Conn {
                     }
                     Err(e) => return self.refuse(e.status()).await,
                 };
-                let end = match body_framing(&head, self.node.config.max_body_bytes) {
-                    Ok(BodyFraming::Empty) | Ok(BodyFraming::Length(0)) => BodyEnd::Done,
+                let framing = match body_framing(&head, self.node.config.max_body_bytes) {
+                    Ok(framing) => framing,
+                    Err(status) => return self.refuse(status).await,
+                };
+                // A caching node passes every method but GET and HEAD to its origin, body
+                // and all, read as it is sent; any other body is read and dropped first.
+                let passed = self.node.origin.is_some()
+                    && !matches!(head.method, Method::Get | Method::Head);
+                let end = match framing {
+                    _ if passed => BodyEnd::Done,
+                    BodyFraming::Empty | BodyFraming::Length(0) => BodyEnd::Done,
                     // Boxed: reading a body is rare, and kept inline its future would make
                     // every connection larger.
-                    Ok(framing) => {
-                        Box::pin(self.skip_body(framing, started + header_timeout)).await?
-                    }
-                    Err(status) => BodyEnd::Refused(status),
+                    framing => Box::pin(self.skip_body(framing, started + header_timeout)).await?,
                 };
                 match end {
                     BodyEnd::Done => {}
@@ -103,7 +110,7 @@ impl Conn {
                     BodyEnd::Closed => return Ok(()),
                 }
                 request_start = None;
-                if self.answer(&head).await? {
+                if self.answer(&head, passed.then_some(framing)).await? {
                     return self.flush().await;
                 }
                 if self.out.len() >= FLUSH_AT {
@@ -150,8 +157,9 @@ impl Conn {
         }
     }
 
-    /// Answer one request; true when the connection must close afterwards.
-    async fn answer(&mut self, head: &RequestHead) -> io::Result<bool> {
+    /// Answer one request, reading its body framed as `body` while answering when it is
+    /// passed on; true when the connection must close afterwards.
+    async fn answer(&mut self, head: &RequestHead, body: Option<BodyFraming>) -> io::Result<bool> {
         let node = Rc::clone(&self.node);
         let began = Instant::now();
         Counters::add(&node.counters.requests, 1);
@@ -161,7 +169,28 @@ impl Conn {
         // lives while a request does; kept inline it would make every idle connection as
         // large as the busiest request path.
         self.ensure_out();
-        let mut reply = Box::pin(respond(&node, head, &mut self.out)).await;
+        let mut reply = match body {
+            None => Box::pin(respond(&node, head, None, self.peer.ip(), &mut self.out)).await,
+            Some(framing) => {
+                let cfg = &node.config;
+                let expect = head.version == Version::Http11
+                    && head
+                        .header("expect")
+                        .is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"100-continue"));
+                let (max, wait) = (cfg.max_body_bytes, cfg.header_timeout);
+                let (stream, inbuf, pos) = (&self.stream, &mut self.inbuf, &mut self.pos);
+                let mut body = RequestBody::new(stream, inbuf, pos, framing, max, wait, expect);
+                let peer = self.peer.ip();
+                let mut reply =
+                    Box::pin(respond(&node, head, Some(&mut body), peer, &mut self.out)).await;
+                // What the origin did not read is read and dropped, so the next request
+                // starts where it should; if that fails, the connection ends.
+                if !Box::pin(body.skip_rest()).await {
+                    reply.close = true;
+                }
+                reply
+            }
+        };
         if let Some(body) = &reply.shared {
             if self.pos < self.inbuf.len() {
                 // More pipelined requests are waiting: batch their answers into one write.
@@ -240,8 +269,8 @@ impl Conn {
         self.refuse(Status::REQUEST_TIMEOUT).await
     }
 
-    /// Consume a request body framed as [`body_framing`] allowed (the node serves GET and
-    /// HEAD, so a body is read and dropped), within the size limit and the request deadline.
+    /// Consume a request body framed as [`body_framing`] allowed (a body the node does not
+    /// pass to an origin is read and dropped), within the size limit and the request deadline.
     async fn skip_body(&mut self, framing: BodyFraming, deadline: Instant) -> io::Result<BodyEnd> {
         let max = self.node.config.max_body_bytes;
         match framing {

@@ -39,6 +39,11 @@ pub struct Flags {
     /// at once. 0 turns it off.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub origin_uncacheable_secs: u64,
+    /// Address (besides loopback, always allowed) of a router allowed to send this caching
+    /// node invalidations (POST /.larder/invalidate?target=…, after an unsafe request for
+    /// the target succeeded on another node); repeat for each router. Others get 403.
+    #[arg(long = "invalidate-from", value_name = "IP")]
+    pub invalidate_from: Vec<std::net::IpAddr>,
     /// Seconds an origin response without Cache-Control max-age/s-maxage or Expires stays
     /// fresh (for the statuses HTTP allows to be cached that way, such as 200 and 404).
     #[arg(long, value_name = "SECS", default_value_t = 60)]
@@ -99,13 +104,15 @@ pub struct Flags {
     /// Maximum bytes of the request target (414 beyond).
     #[arg(long, default_value_t = 8 * 1024)]
     pub max_uri_bytes: usize,
-    /// Largest request body read and discarded (413 beyond).
+    /// Largest request body (413 beyond): read and discarded, or on a caching node passed to
+    /// the origin as it arrives (POST, PUT, …; never held whole in memory).
     #[arg(long, default_value_t = 64 * 1024)]
     pub max_body_bytes: u64,
     /// Connections served at once; more wait in the listen backlog.
     #[arg(long, default_value_t = 10_240)]
     pub max_connections: usize,
-    /// Milliseconds from a request's first byte to the end of its head (408 and close after).
+    /// Milliseconds from a request's first byte to the end of its head (408 and close after);
+    /// also the longest wait for each piece of a body passed to an origin.
     #[arg(long, default_value_t = 10_000)]
     pub header_timeout_ms: u64,
     /// Milliseconds an idle keep-alive connection is kept.
@@ -186,6 +193,7 @@ impl Flags {
             o.max_head_fields = self.origin_max_head_fields;
             o.set_cookie = self.origin_set_cookie;
             o.uncacheable_for = Duration::from_secs(self.origin_uncacheable_secs);
+            o.invalidate_from = self.invalidate_from;
             cfg.origin = Some(o);
         }
         cfg.cache_bytes = self.cache_mb << 20;

@@ -7,9 +7,11 @@
 //!   takes a bound listener and a shutdown future: the process around it (open-file
 //!   limit, signals) is the caller's.
 //! - `connection.rs`: one connection: pipelined requests in order, bodies skipped within
-//!   limits, header/idle/send timeouts, large bodies streamed (sendfile or helpers).
+//!   limits (or handed on as a [`request_body`]), header/idle/send timeouts, large bodies streamed (sendfile or helpers).
 //! - `respond.rs`: one request → one response: methods, report paths, dynamic route,
 //!   static files; `static_file.rs` and `dynamic_route.rs` do the last two.
+//! - [`request_body`]: the body of a request a caching node passes to its origin, read
+//!   from the connection in pieces as it is sent on.
 //! - `reply.rs`: what every answer is made of (`Reply`, `ReplyCtx`, bodies sent after the
 //!   head) and the head, small-response and error-page writers; a leaf the above share.
 //! - [`state`]: what the loop owns: caches (`cache::Lru`), helper pools, counters.
@@ -55,6 +57,7 @@ pub mod path;
 pub mod pool;
 pub mod range;
 mod reply;
+pub mod request_body;
 mod respond;
 #[allow(unsafe_code)]
 mod server;

@@ -1,28 +1,49 @@
-//! One request in, one response head (and maybe body) out: method checks, the report
-//! paths, the dynamic route and static files, in that order.
+//! One request in, one response head (and maybe body) out: a router's invalidation and
+//! every method but GET and HEAD on a caching node (to the origin), method checks, the
+//! report paths, the dynamic route and static files, in that order.
 
 use crate::path::sanitize;
 use crate::reply::{error, simple, Reply, ReplyCtx};
+use crate::request_body::RequestBody;
 use crate::state::NodeState;
 use crate::stats::SAMPLE_GAP;
 use crate::{dynamic_route, static_file};
 use http1::{Method, RequestHead, Status};
+use std::net::IpAddr;
 use std::rc::Rc;
+use wire::Invalidation;
 
 const ALLOW: &[u8] = b"GET, HEAD";
 
-/// Answer one parsed request into `out`.
-pub async fn respond(node: &Rc<NodeState>, head: &RequestHead, out: &mut Vec<u8>) -> Reply {
+/// Answer one parsed request from `peer` into `out`; `body` is its body, still on the
+/// connection, when it is to be passed on (a caching node's POST, PUT, …).
+pub async fn respond(
+    node: &Rc<NodeState>,
+    head: &RequestHead,
+    body: Option<&mut RequestBody<'_>>,
+    peer: IpAddr,
+    out: &mut Vec<u8>,
+) -> Reply {
     let ctx = ReplyCtx {
         version: head.version,
         keep_alive: head.keep_alive() && !node.is_shutting_down(),
         head_only: head.method == Method::Head,
         hint: head.header(wire::TARGET_HINT_HEADER).and_then(wire::TargetHint::parse),
     };
-    match head.method {
-        Method::Get | Method::Head => {}
-        Method::Other(_) => return error(node, out, Status::NOT_IMPLEMENTED, &ctx, &[]),
-        _ => return error(node, out, Status::METHOD_NOT_ALLOWED, &ctx, &[("Allow", ALLOW)]),
+    if let Some(origin) = &node.origin {
+        if let Some(parsed) = Invalidation::parse(head.method.as_str(), &head.target) {
+            let trusted = origin.upstream.config.may_invalidate(peer);
+            let up = &origin.upstream;
+            return crate::origin::answer_invalidation(node, up, parsed, trusted, &ctx, out);
+        }
+    }
+    match (head.method.clone(), &node.origin) {
+        (Method::Get | Method::Head, _) => {}
+        (_, Some(origin)) => return crate::origin::pass(node, origin, head, body, &ctx, out).await,
+        (Method::Other(_), None) => return error(node, out, Status::NOT_IMPLEMENTED, &ctx, &[]),
+        (_, None) => {
+            return error(node, out, Status::METHOD_NOT_ALLOWED, &ctx, &[("Allow", ALLOW)])
+        }
     }
     let path = head.path();
     if node.config.load_path.as_deref() == Some(path) {

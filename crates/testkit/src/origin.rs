@@ -1,7 +1,8 @@
 //! A scriptable origin web server on 127.0.0.1:0 for the tests of caching nodes: each path
 //! answers as the test set it (status, fields, body, length or chunked, conditional 304
 //! on a matching `If-None-Match`), stays silent, or closes; it counts the requests per path,
-//! keeps the last request's fields, and can hold every answer until the test releases it.
+//! keeps the last request's method, fields and body (Content-Length or chunked, decoded),
+//! and can hold every answer until the test releases it.
 //! One thread per connection, blocking I/O; every wait is bounded.
 
 use std::collections::HashMap;
@@ -99,6 +100,8 @@ struct State {
     routes: HashMap<String, Route>,
     hits: HashMap<String, u64>,
     last: HashMap<String, Vec<(String, String)>>,
+    /// The last request's method and decoded body, by path.
+    last_body: HashMap<String, (String, Vec<u8>)>,
     held: bool,
 }
 
@@ -166,6 +169,11 @@ impl TestOrigin {
         self.shared.state.lock().unwrap().last.get(path).cloned().unwrap_or_default()
     }
 
+    /// The method and (decoded) body of the last request for `path`.
+    pub fn last_body(&self, path: &str) -> Option<(String, Vec<u8>)> {
+        self.shared.state.lock().unwrap().last_body.get(path).cloned()
+    }
+
     /// Connections accepted so far.
     pub fn connections(&self) -> u64 {
         self.shared.connections.load(Ordering::SeqCst)
@@ -203,7 +211,7 @@ fn serve(s: &Shared, mut conn: TcpStream) {
     let _ = conn.set_read_timeout(Some(LIMIT));
     let mut buf = Vec::new();
     loop {
-        let (path, fields, used) = loop {
+        let (method, path, fields, used) = loop {
             let mut headers = [httparse::EMPTY_HEADER; 64];
             let mut req = httparse::Request::new(&mut headers);
             match req.parse(&buf) {
@@ -213,7 +221,8 @@ fn serve(s: &Shared, mut conn: TcpStream) {
                         .iter()
                         .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into()))
                         .collect();
-                    break (req.path.unwrap_or("").to_string(), fields, n);
+                    let method = req.method.unwrap_or("").to_string();
+                    break (method, req.path.unwrap_or("").to_string(), fields, n);
                 }
                 Ok(httparse::Status::Partial) => {}
                 Err(_) => return,
@@ -225,6 +234,9 @@ fn serve(s: &Shared, mut conn: TcpStream) {
             }
         };
         buf.drain(..used);
+        let Some(body) = read_body(&mut conn, &mut buf, &fields) else {
+            return;
+        };
         if s.stop.load(Ordering::SeqCst) {
             return;
         }
@@ -235,6 +247,7 @@ fn serve(s: &Shared, mut conn: TcpStream) {
             let mut st = s.state.lock().unwrap();
             *st.hits.entry(path.clone()).or_default() += 1;
             st.last.insert(path.clone(), fields.clone());
+            st.last_body.insert(path.clone(), (method, body));
             let route = st.routes.get(&path).cloned();
             if !matches!(route, Some(Route::Respond { pause_at: Some(_), .. })) {
                 st = wait_for_release(s, st);
@@ -272,6 +285,67 @@ fn serve(s: &Shared, mut conn: TcpStream) {
         if conn.write_all(&answer).is_err() || last {
             return;
         }
+    }
+}
+
+/// The request body after the head, framed by Content-Length or chunked, decoded; `None`
+/// when the connection broke or the body is malformed. Bytes past it stay in `buf`.
+fn read_body(
+    conn: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    fields: &[(String, String)],
+) -> Option<Vec<u8>> {
+    let mut more = |buf: &mut Vec<u8>| {
+        let mut chunk = [0u8; 64 * 1024];
+        match conn.read(&mut chunk) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                true
+            }
+        }
+    };
+    let chunked = crate::header(fields, "transfer-encoding")
+        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    if !chunked {
+        let len: usize =
+            crate::header(fields, "content-length").map_or(Some(0), |v| v.trim().parse().ok())?;
+        while buf.len() < len {
+            if !more(buf) {
+                return None;
+            }
+        }
+        return Some(buf.drain(..len).collect());
+    }
+    let mut body = Vec::new();
+    loop {
+        let line_end = loop {
+            match buf.windows(2).position(|w| w == b"\r\n") {
+                Some(i) => break i,
+                None if more(buf) => {}
+                None => return None,
+            }
+        };
+        let size_text = String::from_utf8_lossy(&buf[..line_end]).to_string();
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        buf.drain(..line_end + 2);
+        if size == 0 {
+            // No trailers are sent by the node: the empty line ends the body.
+            while buf.len() < 2 {
+                if !more(buf) {
+                    return None;
+                }
+            }
+            buf.drain(..2);
+            return Some(body);
+        }
+        while buf.len() < size + 2 {
+            if !more(buf) {
+                return None;
+            }
+        }
+        body.extend_from_slice(&buf[..size]);
+        buf.drain(..size + 2);
     }
 }
 

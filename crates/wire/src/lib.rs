@@ -23,6 +23,8 @@
 //! - [`exposition`]: [`Exposition`], the Prometheus text both processes serve, written by
 //!   the `prometheus-client` encoder.
 //! - [`router_stats`]: [`RouterStats`], the router's `/stats` JSON (its dashboard reads it).
+//! - [`invalidation`]: [`Invalidation`], the request a router sends to the other nodes
+//!   after an unsafe request for a target succeeded, so every node drops its copy.
 //! - [`civil`]: calendar arithmetic (days ⇄ year, month, day), shared by HTTP dates and
 //!   log timestamps.
 
@@ -33,6 +35,7 @@ pub mod clf;
 pub mod clf_time;
 pub mod event;
 pub mod exposition;
+pub mod invalidation;
 pub mod latency;
 pub mod load_report;
 pub mod percent;
@@ -43,6 +46,7 @@ pub mod target_hint;
 
 pub use civil::CivilTime;
 pub use exposition::{Exposition, METRICS_CONTENT_TYPE};
+pub use invalidation::{Invalidation, InvalidationError, INVALIDATE_PATH};
 pub use latency::{LatencyHistogram, LATENCY_BOUNDS_SECONDS};
 pub use load_report::{LoadReport, LOAD_REPORT_PATH};
 pub use ready::{NodeReady, RouterReady};

@@ -1,13 +1,17 @@
 //! The origin client: HTTP/1.1 over pooled keep-alive connections, origins tried in order,
-//! every wait bounded. It sends one GET and returns the response head with a reader for
-//! the body (`body.rs`), which hands the connection back to the pool once the body has
-//! been read to its end.
+//! every wait bounded. It sends one request (a GET of the cache's own, or a client's
+//! request of any method with its body streamed from the client) and returns the response
+//! head with a reader for the body (`body.rs`), which hands the connection back to the
+//! pool once the body has been read to its end. A connection goes back only after a
+//! request sent whole and a response read whole: a failure on the way drops it.
 
 use super::body::OriginBody;
 use super::config::{OriginConfig, OriginUrl};
 use super::conn::{OriginConn, OriginCounters, Shared, READ_CHUNK};
 use super::error::OriginError;
 use super::fields::Field;
+use crate::request_body::RequestBody;
+use http1::chunked::{encode_chunk_head, CHUNK_END, LAST_CHUNK};
 use http1::framing::response_framing;
 use http1::{HeaderSlots, ResponseHeadError, ResponseLimits};
 use std::rc::Rc;
@@ -69,7 +73,7 @@ impl OriginClient {
         let deadline = Instant::now() + self.shared.timeout;
         let mut last = None;
         for (i, origin) in self.origins.iter().enumerate() {
-            let request = render_request(origin, target, fields);
+            let request = render_request(origin, "GET", target, fields, None);
             match self.try_origin(i, &request, deadline).await {
                 Ok(r) => return Ok(r),
                 Err(e) => {
@@ -88,6 +92,125 @@ impl OriginClient {
         }))
     }
 
+    /// Send a client's `method` request for `target` with `fields` and its `body`,
+    /// streamed piece by piece (re-framed: `Content-Length` when the client declared one,
+    /// else chunked). Always on a fresh connection: a request that may not be idempotent,
+    /// or whose body is read as it is sent, cannot be replayed, so it is not risked on a
+    /// pooled connection the origin may have closed meanwhile. The next origin is tried
+    /// only when one cannot be reached (nothing was sent). Each wait for body bytes is
+    /// bounded by the client's timeout, each write and the wait for the head by the origin
+    /// timeout.
+    pub async fn send(
+        &self,
+        method: &str,
+        target: &str,
+        fields: &[(&str, &[u8])],
+        mut body: Option<&mut RequestBody<'_>>,
+    ) -> Result<(OriginHead, OriginBody), OriginError> {
+        let c = &self.shared.counters;
+        OriginCounters::add(&c.fetches, 1);
+        let declared = body.as_ref().map_or(Some(0), |b| b.declared_len());
+        let framing = match declared {
+            Some(0) if !matches!(method, "POST" | "PUT" | "PATCH") => None,
+            Some(n) => Some(format!("Content-Length: {n}")),
+            None => Some("Transfer-Encoding: chunked".to_string()),
+        };
+        let mut last = None;
+        for (i, origin) in self.origins.iter().enumerate() {
+            let deadline = Instant::now() + self.shared.timeout;
+            let mut conn = match self.connect(i, deadline).await {
+                Ok(conn) => conn,
+                Err(e) => {
+                    last = Some(e);
+                    continue;
+                }
+            };
+            let request = render_request(origin, method, target, fields, framing.as_deref());
+            let sent = self.write_request(&mut conn, &request, body.as_deref_mut(), declared).await;
+            if let Err(e) = sent {
+                if !matches!(e, OriginError::Client(_)) {
+                    OriginCounters::add(&c.errors, 1);
+                }
+                return Err(e);
+            }
+            let deadline = Instant::now() + self.shared.timeout;
+            let got = self.exchange(conn, &[], deadline, false).await.map_err(|a| a.error);
+            if got.is_err() {
+                OriginCounters::add(&c.errors, 1);
+            }
+            return got;
+        }
+        OriginCounters::add(&c.errors, 1);
+        Err(last.unwrap_or_else(|| OriginError::Protocol {
+            origin: String::new(),
+            what: "no origin configured".into(),
+        }))
+    }
+
+    /// The request head, then the body as it arrives from the client.
+    async fn write_request(
+        &self,
+        conn: &mut OriginConn,
+        head: &[u8],
+        body: Option<&mut RequestBody<'_>>,
+        declared: Option<u64>,
+    ) -> Result<(), OriginError> {
+        self.write(conn, head).await?;
+        let Some(body) = body else {
+            return Ok(());
+        };
+        let chunked = declared.is_none();
+        while let Some(piece) = body.next().await.map_err(OriginError::Client)? {
+            if piece.is_empty() {
+                continue;
+            }
+            let data = if chunked {
+                let mut framed = Vec::with_capacity(piece.len() + 16);
+                encode_chunk_head(piece.len(), &mut framed);
+                framed.extend_from_slice(&piece);
+                framed.extend_from_slice(CHUNK_END);
+                framed
+            } else {
+                piece
+            };
+            self.write(conn, &data).await?;
+        }
+        if chunked {
+            self.write(conn, LAST_CHUNK).await?;
+        }
+        Ok(())
+    }
+
+    /// Write `data` to the origin within the origin timeout.
+    async fn write(&self, conn: &mut OriginConn, data: &[u8]) -> Result<(), OriginError> {
+        let i = conn.origin;
+        match tokio::time::timeout(self.shared.timeout, conn.stream.write_all(data)).await {
+            Err(_) => Err(self.shared.timeout_error(i)),
+            Ok(Err(e)) => Err(OriginError::Protocol {
+                origin: self.shared.name(i),
+                what: format!("writing the request: {e}"),
+            }),
+            Ok(Ok(())) => Ok(()),
+        }
+    }
+
+    /// A fresh connection to origin `i` before `deadline`.
+    async fn connect(&self, i: usize, deadline: Instant) -> Result<OriginConn, OriginError> {
+        let o = &self.origins[i];
+        let stream = match timeout_at(
+            deadline.into(),
+            TcpStream::connect((o.host.as_str(), o.port)),
+        )
+        .await
+        {
+            Err(_) => return Err(self.shared.timeout_error(i)),
+            Ok(Err(source)) => return Err(OriginError::Connect { origin: o.to_string(), source }),
+            Ok(Ok(s)) => s,
+        };
+        let _ = stream.set_nodelay(true);
+        Ok(OriginConn { stream, buf: Vec::new(), origin: i })
+    }
+
     async fn try_origin(
         &self,
         i: usize,
@@ -102,23 +225,12 @@ impl OriginClient {
                 Err(_) => {}
             }
         }
-        let o = &self.origins[i];
-        let stream = match timeout_at(
-            deadline.into(),
-            TcpStream::connect((o.host.as_str(), o.port)),
-        )
-        .await
-        {
-            Err(_) => return Err(self.shared.timeout_error(i)),
-            Ok(Err(source)) => return Err(OriginError::Connect { origin: o.to_string(), source }),
-            Ok(Ok(s)) => s,
-        };
-        let _ = stream.set_nodelay(true);
-        let conn = OriginConn { stream, buf: Vec::new(), origin: i };
+        let conn = self.connect(i, deadline).await?;
         self.exchange(conn, request, deadline, false).await.map_err(|a| a.error)
     }
 
-    /// Send `request` on `conn` and read the response head (skipping 1xx heads).
+    /// Send `request` on `conn` (nothing when it went already) and read the response head
+    /// (skipping 1xx heads).
     async fn exchange(
         &self,
         mut conn: OriginConn,
@@ -133,10 +245,14 @@ impl OriginClient {
             stale_pooled: pooled && !got_bytes && !matches!(error, OriginError::Timeout { .. }),
             error,
         };
-        match timeout_at(deadline.into(), conn.stream.write_all(request)).await {
-            Err(_) => return Err(fail(self.shared.timeout_error(i), false)),
-            Ok(Err(e)) => return Err(fail(protocol(&format!("writing the request: {e}")), false)),
-            Ok(Ok(())) => {}
+        if !request.is_empty() {
+            match timeout_at(deadline.into(), conn.stream.write_all(request)).await {
+                Err(_) => return Err(fail(self.shared.timeout_error(i), false)),
+                Ok(Err(e)) => {
+                    return Err(fail(protocol(&format!("writing the request: {e}")), false))
+                }
+                Ok(Ok(())) => {}
+            }
         }
         let mut received = 0u64;
         loop {
@@ -177,10 +293,18 @@ impl OriginClient {
     }
 }
 
-/// The request line and fields of a GET to `origin`.
-fn render_request(origin: &OriginUrl, target: &str, fields: &[(&str, &[u8])]) -> Vec<u8> {
+/// The request line and fields of a `method` request to `origin`, with `framing` (the
+/// body's `Content-Length` or `Transfer-Encoding` line, without its CRLF) when it has one.
+fn render_request(
+    origin: &OriginUrl,
+    method: &str,
+    target: &str,
+    fields: &[(&str, &[u8])],
+    framing: Option<&str>,
+) -> Vec<u8> {
     let mut r = Vec::with_capacity(256);
-    r.extend_from_slice(b"GET ");
+    r.extend_from_slice(method.as_bytes());
+    r.push(b' ');
     r.extend_from_slice(origin.base.as_bytes());
     r.extend_from_slice(target.as_bytes());
     r.extend_from_slice(b" HTTP/1.1\r\nHost: ");
@@ -190,6 +314,10 @@ fn render_request(origin: &OriginUrl, target: &str, fields: &[(&str, &[u8])]) ->
         r.extend_from_slice(name.as_bytes());
         r.extend_from_slice(b": ");
         r.extend_from_slice(value);
+        r.extend_from_slice(b"\r\n");
+    }
+    if let Some(line) = framing {
+        r.extend_from_slice(line.as_bytes());
         r.extend_from_slice(b"\r\n");
     }
     r.extend_from_slice(b"Via: 1.1 larder\r\n\r\n");
@@ -246,10 +374,15 @@ mod tests {
     #[test]
     fn request_rendering() {
         let o = OriginUrl::parse("http://127.0.0.1:81/base").unwrap();
-        let r = render_request(&o, "/a?b", &[("Accept", b"*/*")]);
+        let r = render_request(&o, "GET", "/a?b", &[("Accept", b"*/*")], None);
         assert_eq!(
             String::from_utf8(r).unwrap(),
             "GET /base/a?b HTTP/1.1\r\nHost: 127.0.0.1:81\r\nAccept: */*\r\nVia: 1.1 larder\r\n\r\n"
+        );
+        let r = render_request(&o, "PATCH", "/a", &[], Some("Transfer-Encoding: chunked"));
+        assert_eq!(
+            String::from_utf8(r).unwrap(),
+            "PATCH /base/a HTTP/1.1\r\nHost: 127.0.0.1:81\r\nTransfer-Encoding: chunked\r\nVia: 1.1 larder\r\n\r\n"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Where the origins are and the limits of talking to them, with safe defaults.
 
 use super::freshness::Defaults;
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// One origin, from an `http://host:port[/base]` URL.
@@ -104,6 +105,10 @@ pub struct OriginConfig {
     /// hit-for-miss); a cacheable response ends it at once. Zero turns it off. Default is
     /// 120 s.
     pub uncacheable_for: Duration,
+    /// Peers besides loopback allowed to send invalidations (`wire::Invalidation`): the
+    /// routers in front of this node. Anyone else could empty the cache at will, so the
+    /// default is none (loopback only).
+    pub invalidate_from: Vec<IpAddr>,
 }
 
 impl OriginConfig {
@@ -120,7 +125,17 @@ impl OriginConfig {
             max_head_fields: 128,
             set_cookie: SetCookie::NeverStore,
             uncacheable_for: Duration::from_secs(120),
+            invalidate_from: Vec::new(),
         }
+    }
+
+    /// Whether `peer` may send invalidations.
+    pub fn may_invalidate(&self, peer: IpAddr) -> bool {
+        let peer = match peer {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(peer, IpAddr::V4),
+            v4 => v4,
+        };
+        peer.is_loopback() || self.invalidate_from.contains(&peer)
     }
 }
 

@@ -11,7 +11,7 @@ use super::client::OriginHead;
 use super::config::SetCookie;
 use super::conn::OriginCounters;
 use super::cookies::split_off_cookies;
-use super::fields::{end_to_end, update, Field};
+use super::fields::{end_to_end, forwarded, update, Field};
 use super::filling::Filling;
 use super::freshness::{decide, Exchange, Freshness, NotStorable};
 use super::store::Stored;
@@ -117,17 +117,7 @@ pub async fn fetch(
     target: &str,
     stale: Option<Arc<Stored>>,
 ) -> Fetched {
-    let req_fields: Vec<Field> =
-        req.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect();
-    let mut fields: Vec<(&str, &[u8])> = req
-        .headers
-        .iter()
-        .filter(|h| {
-            !NOT_FORWARDED.iter().any(|n| n.eq_ignore_ascii_case(&h.name))
-                && !super::fields::is_hop_by_hop(&req_fields, &h.name)
-        })
-        .map(|h| (h.name.as_str(), h.value.as_slice()))
-        .collect();
+    let mut fields = forwarded(req, NOT_FORWARDED);
     if let Some(s) = &stale {
         fields.extend(s.etag().map(|v| ("If-None-Match", v)));
         fields.extend(s.last_modified().map(|v| ("If-Modified-Since", v)));

@@ -36,6 +36,24 @@ pub fn is_hop_by_hop(fields: &[Field], name: &str) -> bool {
             .any(|t| t.trim_ascii().eq_ignore_ascii_case(name.as_bytes()))
 }
 
+/// The fields of `req` to forward to the origin: neither hop-by-hop nor named in
+/// `not_forwarded` (lower-case names the node sets itself).
+pub fn forwarded<'a>(
+    req: &'a http1::RequestHead,
+    not_forwarded: &[&str],
+) -> Vec<(&'a str, &'a [u8])> {
+    let req_fields: Vec<Field> =
+        req.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect();
+    req.headers
+        .iter()
+        .filter(|h| {
+            !not_forwarded.iter().any(|n| n.eq_ignore_ascii_case(&h.name))
+                && !is_hop_by_hop(&req_fields, &h.name)
+        })
+        .map(|h| (h.name.as_str(), h.value.as_slice()))
+        .collect()
+}
+
 /// `fields` without the hop-by-hop ones: what a cache may store and pass on.
 pub fn end_to_end(fields: &[Field]) -> Vec<Field> {
     fields.iter().filter(|(n, _)| !is_hop_by_hop(fields, n)).cloned().collect()

@@ -56,8 +56,9 @@ impl Filling {
         let (target, task_fill) = (target.to_string(), Rc::clone(&fill));
         tokio::task::spawn_local(async move {
             let result = task_fill.read(body).await;
-            fills.end(&target, &task_fill);
-            if result.is_ok() {
+            // An invalidation meanwhile forgot the fill: its body is no longer the target's.
+            let current = fills.end(&target, &task_fill);
+            if result.is_ok() && current {
                 {
                     let m = &task_fill.meta;
                     let body: Arc<[u8]> = task_fill.data.borrow().as_slice().into();
@@ -113,12 +114,22 @@ impl Fills {
         self.0.borrow().get(target).filter(|f| f.meta.matches(req)).cloned()
     }
 
-    /// Forget `fill` as the one under way for `target` (unless another replaced it).
-    fn end(&self, target: &str, fill: &Rc<Filling>) {
+    /// Forget `fill` as the one under way for `target` (unless another replaced it);
+    /// whether it still was.
+    fn end(&self, target: &str, fill: &Rc<Filling>) -> bool {
         let mut map = self.0.borrow_mut();
-        if map.get(target).is_some_and(|f| Rc::ptr_eq(f, fill)) {
+        let current = map.get(target).is_some_and(|f| Rc::ptr_eq(f, fill));
+        if current {
             map.remove(target);
         }
+        current
+    }
+
+    /// Forget the fill under way for `target`, if any: it will not be stored, and later
+    /// requests do not join it (an invalidation made its body outdated). The clients
+    /// already relaying it still get all of it.
+    pub fn forget(&self, target: &str) {
+        self.0.borrow_mut().remove(target);
     }
 }
 

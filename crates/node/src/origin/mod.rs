@@ -4,7 +4,7 @@
 //!
 //! Map of the module:
 //! - `config.rs`: origin URLs and limits ([`OriginConfig`]); `error.rs`: [`OriginError`]
-//!   (502 or 504).
+//!   (502 or 504, or the client's error when its request body failed on the way).
 //! - `client.rs`: the HTTP/1.1 client, origins tried in order; `conn.rs`: connections,
 //!   the idle pool and the counters; `body.rs`: the response body read in pieces, the
 //!   connection handed back at its end.
@@ -18,6 +18,10 @@
 //!   `filling.rs`: a cacheable body arriving, relayed to every request that wants it;
 //!   `serve.rs`: one request (hit, coalesced miss, stale-if-error, 502/504);
 //!   `relay.rs`: large or uncacheable bodies relayed to one client as they arrive.
+//! - `pass.rs`: a request of any other method (POST, PUT, DELETE, …) passed to the origin
+//!   with its body streamed, the response relayed to that client alone and never stored;
+//!   `invalidate.rs`: what a successful unsafe request drops (RFC 9111 §4.4), and the
+//!   endpoint through which a router tells this node of one that went to another node.
 
 mod body;
 pub mod cache_control;
@@ -31,6 +35,8 @@ pub mod fields;
 mod filling;
 pub mod freshness;
 mod hit_for_miss;
+mod invalidate;
+mod pass;
 mod relay;
 mod serve;
 mod state;
@@ -42,6 +48,8 @@ pub use client::OriginClient;
 pub use config::{OriginConfig, OriginUrl, OriginUrlError, SetCookie};
 pub use conn::OriginCounters;
 pub use error::OriginError;
+pub(crate) use invalidate::answer as answer_invalidation;
+pub(crate) use pass::pass;
 pub(crate) use relay::Relay;
 pub(crate) use serve::serve;
 pub use state::OriginState;

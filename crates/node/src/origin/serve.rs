@@ -40,7 +40,7 @@ pub async fn serve(
             node.holdings.borrow_mut().changed();
         }
     }
-    let mut to = Answer { node, req, ctx, cookies: Vec::new() };
+    let mut to = Answer::new(node, req, ctx);
     let cached = origin.upstream.store.get(target, req);
     let now = SystemTime::now();
     if let Some(s) = cached.as_ref().filter(|s| s.freshness.is_fresh(now)) {
@@ -126,7 +126,7 @@ impl Mine {
 }
 
 /// Who is being answered: the node, the request and what shapes the response.
-struct Answer<'a> {
+pub(super) struct Answer<'a> {
     node: &'a NodeState,
     req: &'a RequestHead,
     ctx: &'a ReplyCtx,
@@ -134,7 +134,11 @@ struct Answer<'a> {
     cookies: Vec<Field>,
 }
 
-impl Answer<'_> {
+impl<'a> Answer<'a> {
+    pub(super) fn new(node: &'a NodeState, req: &'a RequestHead, ctx: &'a ReplyCtx) -> Self {
+        Answer { node, req, ctx, cookies: Vec::new() }
+    }
+
     /// The head of a response made from `s` (stored, filling, or this request's own) with
     /// a body of `len` bytes, or 304 when the client's own validators match a cached 200;
     /// the status, and whether the body is to be sent.
@@ -207,7 +211,7 @@ impl Answer<'_> {
     }
 
     /// This request's own response: complete, or relayed from the origin connection.
-    fn own(&self, own: Own, out: &mut Vec<u8>) -> Reply {
+    pub(super) fn own(&self, own: Own, out: &mut Vec<u8>) -> Reply {
         let (head, prefix, body) = match own {
             Own::Whole(s) => return self.stored(&s, How::Pass, out),
             Own::Stream(head, prefix, body) => (head, prefix, body),
@@ -240,7 +244,13 @@ impl Answer<'_> {
 }
 
 /// 502 or 504 with the reason, never stored by anyone downstream.
-fn failed(node: &NodeState, status: Status, why: &str, ctx: &ReplyCtx, out: &mut Vec<u8>) -> Reply {
+pub(super) fn failed(
+    node: &NodeState,
+    status: Status,
+    why: &str,
+    ctx: &ReplyCtx,
+    out: &mut Vec<u8>,
+) -> Reply {
     let body = format!("{status}\n{why}\n");
     let ctype = "text/plain; charset=utf-8";
     let no_store: &[(&str, &[u8])] = &[("Cache-Control", b"no-store")];

@@ -144,6 +144,23 @@ impl ObjectStore {
         self.lru.borrow_mut().remove(&key);
     }
 
+    /// Drop every stored response for `target`, each variant of a varying one included
+    /// (RFC 9111 §4.4: an unsafe request changed what the target is). Idempotent; true
+    /// when something was held.
+    pub fn invalidate(&self, target: &str) -> bool {
+        let mut lru = self.lru.borrow_mut();
+        let Some(entry) = lru.remove(&target.to_string()) else {
+            return false;
+        };
+        if let Entry::Varies(_) = entry {
+            // Variants are keyed by the target and "\n"-led field values (`vary.rs`).
+            let prefix = format!("{target}\n");
+            lru.retain(|key, _| !key.starts_with(&prefix));
+        }
+        self.changes.set(self.changes.get() + 1);
+        true
+    }
+
     pub fn used_bytes(&self) -> u64 {
         self.lru.borrow().used_bytes()
     }

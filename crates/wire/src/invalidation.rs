@@ -1,0 +1,151 @@
+//! The request a router sends to the other nodes after an unsafe request (POST, PUT,
+//! DELETE, …) for a target succeeded through one node: "drop what you store for this
+//! target" (RFC 9111 §4.4 across the cluster). The node that answered invalidated its own
+//! copy; the others only hear of it through this.
+//!
+//! `POST /.larder/invalidate?target=<percent-encoded request target> HTTP/1.1`, no body.
+//! The target is the origin-form target exactly as the router forwarded it (the node keys
+//! its store by it), every byte outside the unreserved set escaped, so it survives any
+//! query it carries. Written and parsed here only.
+
+use crate::percent::{push_escaped, units};
+
+/// The path of the invalidation request.
+pub const INVALIDATE_PATH: &str = "/.larder/invalidate";
+/// Its method: unsafe, so no cache on the way answers it or keeps it.
+pub const INVALIDATE_METHOD: &str = "POST";
+/// The one query parameter, holding the encoded target.
+const PARAM: &str = "target=";
+
+/// "Drop the stored responses for `target`".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalidation {
+    /// An origin-form request target (`/path?query`), as a node keys its store.
+    pub target: String,
+}
+
+/// Why an invalidation request was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvalidationError {
+    /// Not a POST.
+    Method,
+    /// No `?target=`, a bad escape, or not an origin-form target.
+    Target,
+}
+
+impl std::fmt::Display for InvalidationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InvalidationError::Method => write!(f, "an invalidation is a {INVALIDATE_METHOD}"),
+            InvalidationError::Target => {
+                f.write_str("an invalidation names one origin-form target as ?target=")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InvalidationError {}
+
+impl Invalidation {
+    /// The request target of the invalidation, `/.larder/invalidate?target=…`.
+    pub fn request_target(&self) -> String {
+        let mut out = String::with_capacity(INVALIDATE_PATH.len() + 8 + self.target.len() * 3);
+        out.push_str(INVALIDATE_PATH);
+        out.push('?');
+        out.push_str(PARAM);
+        for &b in self.target.as_bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+                out.push(b as char);
+            } else {
+                push_escaped(b, &mut out);
+            }
+        }
+        out
+    }
+
+    /// The whole request to `host`, closing the connection after it (these are rare and
+    /// go to each node on a fresh connection).
+    pub fn request(&self, host: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(128 + self.target.len() * 3);
+        for part in [INVALIDATE_METHOD, " ", &self.request_target(), " HTTP/1.1\r\nHost: ", host] {
+            out.extend_from_slice(part.as_bytes());
+        }
+        out.extend_from_slice(b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        out
+    }
+
+    /// Whether a request target is aimed at the invalidation path (whatever its query), so
+    /// a router can refuse it from clients and a node can route it.
+    pub fn is_invalidation_target(request_target: &str) -> bool {
+        let path = request_target.split_once('?').map_or(request_target, |(p, _)| p);
+        path == INVALIDATE_PATH
+    }
+
+    /// Read an invalidation request: `None` when it is not aimed at the invalidation
+    /// path, an error when it is but is malformed.
+    pub fn parse(
+        method: &str,
+        request_target: &str,
+    ) -> Option<Result<Invalidation, InvalidationError>> {
+        if !Invalidation::is_invalidation_target(request_target) {
+            return None;
+        }
+        if method != INVALIDATE_METHOD {
+            return Some(Err(InvalidationError::Method));
+        }
+        Some(Invalidation::parse_query(request_target))
+    }
+
+    fn parse_query(request_target: &str) -> Result<Invalidation, InvalidationError> {
+        let query = request_target.split_once('?').map(|(_, q)| q);
+        let encoded = query.and_then(|q| q.strip_prefix(PARAM)).ok_or(InvalidationError::Target)?;
+        let mut bytes = Vec::with_capacity(encoded.len());
+        for u in units(encoded.as_bytes()) {
+            bytes.push(u.map_err(|_| InvalidationError::Target)?.byte);
+        }
+        let target = String::from_utf8(bytes).map_err(|_| InvalidationError::Target)?;
+        let well_formed =
+            target.starts_with('/') && !target.bytes().any(|b| b <= b' ' || b == 0x7f);
+        if !well_formed {
+            return Err(InvalidationError::Target);
+        }
+        Ok(Invalidation { target })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_any_target() {
+        for target in ["/", "/a/b.html", "/s?q=1&r=%2Fx", "/ü?target=/x#f"] {
+            let inv = Invalidation { target: target.to_string() };
+            let rt = inv.request_target();
+            assert!(!rt[INVALIDATE_PATH.len() + 1..].contains(['?', '&', ' ', '#']), "{rt}");
+            assert_eq!(Invalidation::parse("POST", &rt), Some(Ok(inv.clone())), "{rt}");
+            let req = String::from_utf8(inv.request("n:1")).unwrap();
+            assert!(req.starts_with(&format!("POST {rt} HTTP/1.1\r\nHost: n:1\r\n")), "{req}");
+            assert!(req.ends_with("Content-Length: 0\r\nConnection: close\r\n\r\n"));
+        }
+    }
+
+    #[test]
+    fn refuses_what_is_not_one() {
+        assert_eq!(Invalidation::parse("POST", "/other?target=/a"), None);
+        assert_eq!(
+            Invalidation::parse("GET", "/.larder/invalidate?target=/a"),
+            Some(Err(InvalidationError::Method))
+        );
+        for bad in ["", "?x=/a", "?target=a", "?target=/a%2", "?target=/a%0A", "?target=%FF"] {
+            let rt = format!("{INVALIDATE_PATH}{bad}");
+            assert_eq!(
+                Invalidation::parse("POST", &rt),
+                Some(Err(InvalidationError::Target)),
+                "{rt}"
+            );
+        }
+        assert!(Invalidation::is_invalidation_target("/.larder/invalidate"));
+        assert!(!Invalidation::is_invalidation_target("/.larder/invalidated"));
+    }
+}
