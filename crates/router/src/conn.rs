@@ -28,6 +28,7 @@ use crate::cluster::{Cluster, Dispatch, Finished, Settings};
 use crate::drain::DrainWait;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::health::Failure;
+use crate::invalidate;
 use crate::pipe_pool::PipePool;
 use crate::pools::Pools;
 use crate::stats::Answered;
@@ -421,6 +422,13 @@ impl<S: ClientIo> Connection<S> {
                     let how =
                         Finished { outcome: Outcome::Ok, upstream_time: t, answered, at: done.at };
                     self.cluster.finish(dispatch.node, &target, &how);
+                    invalidate::after_response(
+                        &self.cluster,
+                        dispatch.node,
+                        &req.method,
+                        &req.target,
+                        done.status,
+                    );
                     self.last = done.at;
                     self.log(req, done.status, done.bytes, &dispatch.name, t);
                     return done.flow;
@@ -725,8 +733,12 @@ impl<S: ClientIo> Connection<S> {
 }
 
 /// The request's target, its normalised path written into `path`. `OPTIONS *` has no
-/// path: it is one target of its own.
+/// path: it is one target of its own. The nodes' invalidation path is the router's to
+/// use, never a client's (a node trusts the router's address with it).
 fn map_target(settings: &Settings, req: &Request, path: &mut String) -> Result<Target, Rejection> {
+    if wire::Invalidation::is_invalidation_target(&req.target) {
+        return Err(Rejection::Internal);
+    }
     if req.target == "*" {
         path.clear();
         path.push('*');

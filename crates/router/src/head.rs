@@ -42,6 +42,8 @@ pub enum Rejection {
     NotImplemented(&'static str),
     #[error("request head not received in time")]
     Timeout,
+    #[error("this path is for the router's own requests to its nodes")]
+    Internal,
 }
 
 impl Rejection {
@@ -58,6 +60,7 @@ impl Rejection {
             Rejection::BodyTooLarge => Status::CONTENT_TOO_LARGE,
             Rejection::NotImplemented(_) => Status::NOT_IMPLEMENTED,
             Rejection::Timeout => Status::REQUEST_TIMEOUT,
+            Rejection::Internal => Status::FORBIDDEN,
         }
     }
 }

@@ -29,7 +29,9 @@
 //!   client each wake once for a batch.
 //! - `background`: the loops off the request path: health checks and ticker, the load
 //!   monitor (`monitor` reads the nodes' load reports), the access-log flush.
-//! - `probe`: the tiny HTTP client the background loops use.
+//! - `probe`: the tiny HTTP client of the router's own requests to nodes.
+//! - `invalidate`: after an unsafe request for a target succeeded through one node, the
+//!   other nodes are told to drop it ([`wire::Invalidation`]), off the client's path.
 //! - `discovery`: finding nodes through DNS (A/AAAA and SRV), applied through the
 //!   cluster's reload: the loop, its `config`, `resolve` (asking the nameserver),
 //!   `answers` (answers → named nodes), `state` (the last good answer kept through
@@ -72,6 +74,7 @@ mod ewma;
 mod head;
 mod health;
 mod hot;
+mod invalidate;
 mod log;
 mod millis;
 mod monitor;

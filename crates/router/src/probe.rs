@@ -1,6 +1,6 @@
-//! A minimal HTTP/1.1 GET for the router's own background requests (health checks, load
-//! reports): one fresh connection (TLS for a TLS node), `Connection: close`, a bounded
-//! response.
+//! A minimal HTTP/1.1 client for the router's own requests to nodes (health checks, load
+//! reports, invalidations): one fresh connection (TLS for a TLS node), `Connection:
+//! close`, a bounded response.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,27 +38,42 @@ pub(crate) async fn get(
     path: &str,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ProbeError> {
+    let request = |host: &str| http1::get_request(host, path, Some("larder-route"), true);
+    send(upstream, node_tls, &request, timeout).await
+}
+
+/// Send the request `request` renders for the node's `Host` (it must close the
+/// connection) to the node of `upstream`; the status and body, all within `timeout`.
+pub(crate) async fn send(
+    upstream: &Upstream,
+    node_tls: Option<&Arc<rustls::ClientConfig>>,
+    request: &(dyn Fn(&str) -> Vec<u8> + Sync),
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), ProbeError> {
+    let host = match &upstream.server_name {
+        Some(name) => name.to_str().into_owned(),
+        None => upstream.addr.to_string(),
+    };
+    let request = request(&host);
     let got = async {
         match &upstream.server_name {
-            None => get_over::<TcpStream>(upstream, node_tls, path, timeout).await,
-            Some(_) => get_over::<TlsStream<TcpStream>>(upstream, node_tls, path, timeout).await,
+            None => send_over::<TcpStream>(upstream, node_tls, &request, timeout).await,
+            Some(_) => {
+                send_over::<TlsStream<TcpStream>>(upstream, node_tls, &request, timeout).await
+            }
         }
     };
     tokio::time::timeout(timeout, got).await.map_err(|_| ProbeError::Timeout)?
 }
 
-async fn get_over<S: NodeIo>(
+async fn send_over<S: NodeIo>(
     upstream: &Upstream,
     node_tls: Option<&Arc<rustls::ClientConfig>>,
-    path: &str,
+    request: &[u8],
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ProbeError> {
     let mut stream = S::connect(upstream.at(), node_tls, timeout).await?;
-    let host = match &upstream.server_name {
-        Some(name) => name.to_str().into_owned(),
-        None => upstream.addr.to_string(),
-    };
-    stream.write_all(&http1::get_request(&host, path, Some("larder-route"), true)).await?;
+    stream.write_all(request).await?;
     let mut buf = IoBuf::new(MAX_PROBE);
     let rules = ResponseRules {
         max_headers: 64,

@@ -11,6 +11,7 @@ mod early_response;
 mod failover;
 mod fake;
 mod faults;
+mod invalidation;
 mod lenient;
 mod node_tls;
 mod one_placement;

@@ -1,0 +1,69 @@
+//! Invalidation across the cluster (RFC 9111 §4.4 for a tier of caches): once an unsafe
+//! request (any method but GET, HEAD, OPTIONS, TRACE) for a target got a non-error answer
+//! (2xx, 3xx) through one node, that node has dropped its own stored copy; every other
+//! node may hold one too (a replicated hot target, a copy from before a move), so the
+//! router tells each of them with a [`wire::Invalidation`] (`POST
+//! /.larder/invalidate?target=…`).
+//!
+//! Sent to every other configured node, not only the holders the load reports' digests
+//! name: a digest is as old as the last poll, and a copy stored since would be missed.
+//! Each in a task of its own, so the client's answer never waits, each bounded by the
+//! health-check timeout; a node that cannot be told (down, slow) is not retried. The
+//! `Location` and `Content-Location` a response names are dropped by the answering node
+//! only.
+
+use std::sync::Arc;
+
+use policy::NodeId;
+
+use crate::cluster::Cluster;
+use crate::probe;
+
+/// Whether `method` may change its target (RFC 9110 §9.2.1).
+pub(crate) fn is_unsafe(method: &str) -> bool {
+    !matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE")
+}
+
+/// After `method` on `target` was answered `status` by `answered_by`: tell every other
+/// node to drop `target`, when the request was unsafe and the answer not an error.
+pub(crate) fn after_response(
+    cluster: &Arc<Cluster>,
+    answered_by: NodeId,
+    method: &str,
+    target: &str,
+    status: u16,
+) {
+    if !is_unsafe(method) || !(200..400).contains(&status) || !target.starts_with('/') {
+        return;
+    }
+    let settings = cluster.settings();
+    let timeout = settings.config.health.timeout;
+    let invalidation = Arc::new(wire::Invalidation { target: target.to_string() });
+    for (node, upstream) in cluster.probe_targets(|_| true) {
+        if node == answered_by {
+            continue;
+        }
+        let node_tls = settings.node_tls.clone();
+        let invalidation = Arc::clone(&invalidation);
+        tokio::spawn(async move {
+            let request = |host: &str| invalidation.request(host);
+            // Best effort: a node that cannot be told keeps its copy until it expires.
+            let _ = probe::send(&upstream, node_tls.as_ref(), &request, timeout).await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_unsafe_methods_invalidate() {
+        for m in ["POST", "PUT", "DELETE", "PATCH", "PURGE"] {
+            assert!(is_unsafe(m), "{m}");
+        }
+        for m in ["GET", "HEAD", "OPTIONS", "TRACE"] {
+            assert!(!is_unsafe(m), "{m}");
+        }
+    }
+}
