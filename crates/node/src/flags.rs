@@ -25,6 +25,10 @@ pub struct Flags {
     /// Cache-Control no-store or private, Vary: *, or Set-Cookie (see --origin-set-cookie);
     /// answers to requests with Authorization unless public, s-maxage or must-revalidate
     /// allow it; 206, 304 and statuses HTTP does not let a cache store without freshness.
+    /// Every method but GET and HEAD (POST, PUT, DELETE, …) is passed to the origin with its
+    /// body streamed (up to --max-body-bytes) and its answer relayed, never stored; a 2xx
+    /// or 3xx answer to an unsafe one drops the stored URL (and same-origin Location and
+    /// Content-Location).
     #[arg(long, value_name = "URL", conflicts_with = "docroot")]
     pub origin: Vec<String>,
     /// An origin response that sets a cookie (Set-Cookie) is never stored by default: only
