@@ -105,8 +105,11 @@ impl<'a> RequestBody<'a> {
     /// The next piece of the body, `None` at its end.
     pub async fn next(&mut self) -> Result<Option<Vec<u8>>, BodyError> {
         let got = self.next_piece().await;
-        if got.is_err() {
-            self.state = State::Failed;
+        match &got {
+            Err(_) => self.state = State::Failed,
+            // The client is sending (it did not wait for 100 Continue): no need to ask.
+            Ok(Some(_)) => self.continue_pending = false,
+            Ok(None) => {}
         }
         got
     }
@@ -114,6 +117,9 @@ impl<'a> RequestBody<'a> {
     /// Read the rest of the body and drop it (the origin did not want it all), so the
     /// connection can go on; false when that failed and the connection must close.
     pub async fn skip_rest(&mut self) -> bool {
+        if self.is_done() {
+            return true;
+        }
         if self.continue_pending {
             // The client waits to be told to send: it is not, and the connection closes.
             self.state = State::Failed;

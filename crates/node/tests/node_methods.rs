@@ -99,6 +99,13 @@ fn expect_100_continue_is_answered_by_the_node() {
     assert_eq!(origin.last_body("/up"), Some(("PUT".into(), b"hello".to_vec())));
     let expect = testkit::header(&origin.last_request("/up"), "expect").map(str::to_string);
     assert_eq!(expect, None, "the expectation is not forwarded");
+    // A client that sends its body without waiting gets no 100, and the connection goes on.
+    c.send(b"PUT /up HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc");
+    let r = c.response(false);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"stored"[..]));
+    assert_eq!(origin.last_body("/up"), Some(("PUT".into(), b"abc".to_vec())));
+    let r = c.get("/up");
+    assert_eq!(r.status, 200);
 }
 
 #[test]

@@ -144,6 +144,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn invalidations_only_from_loopback_and_listed_peers() {
+        let mut cfg = OriginConfig::new(Vec::new());
+        let router: IpAddr = "10.0.0.7".parse().unwrap();
+        assert!(cfg.may_invalidate("127.0.0.1".parse().unwrap()));
+        assert!(cfg.may_invalidate("::1".parse().unwrap()));
+        assert!(cfg.may_invalidate("::ffff:127.0.0.1".parse().unwrap()));
+        assert!(!cfg.may_invalidate(router));
+        cfg.invalidate_from.push(router);
+        assert!(cfg.may_invalidate(router));
+        assert!(cfg.may_invalidate("::ffff:10.0.0.7".parse().unwrap()));
+        assert!(!cfg.may_invalidate("10.0.0.8".parse().unwrap()));
+    }
+
+    #[test]
     fn parses_origin_urls() {
         let u = OriginUrl::parse("http://127.0.0.1:8081/static/").unwrap();
         assert_eq!((u.host.as_str(), u.port, u.base.as_str()), ("127.0.0.1", 8081, "/static"));
