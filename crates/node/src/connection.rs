@@ -169,6 +169,9 @@ impl Conn {
         // lives while a request does; kept inline it would make every idle connection as
         // large as the busiest request path.
         self.ensure_out();
+        // A body left unread on the connection: close after the answer, lingering so the
+        // client's unread input does not reset the answer away.
+        let mut body_left = false;
         let mut reply = match body {
             None => Box::pin(respond(&node, head, None, self.peer.ip(), &mut self.out)).await,
             Some(framing) => {
@@ -187,6 +190,7 @@ impl Conn {
                 // starts where it should; if that fails, the connection ends.
                 if !Box::pin(body.skip_rest()).await {
                     reply.close = true;
+                    body_left = true;
                 }
                 reply
             }
@@ -210,6 +214,10 @@ impl Conn {
         }
         self.account(Some(head), &reply);
         node.counters.request_duration.borrow_mut().observe(began.elapsed());
+        if body_left {
+            self.flush().await?;
+            self.linger().await?;
+        }
         Ok(reply.close)
     }
 
