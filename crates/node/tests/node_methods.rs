@@ -265,3 +265,26 @@ fn a_chunked_origin_response_to_a_post_is_relayed_byte_exact() {
     }
     assert!(body == answer);
 }
+
+#[test]
+fn a_body_cut_short_never_leaves_its_origin_connection_in_the_pool() {
+    let origin = TestOrigin::start();
+    origin.set("/f", fresh(b"ok"));
+    let node = caching_node(&[origin.url()], |_| {});
+    for _ in 0..3 {
+        let mut c = node.client();
+        c.send(b"POST /f HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\nonly ten b");
+        c.stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        let _ = c.stream.read_to_end(&mut rest);
+    }
+    // Had a half-sent request's connection gone back to the pool, this GET would be read
+    // by the origin as the rest of that body.
+    let mut c = node.client();
+    assert_eq!(get(&mut c, "/f"), ("MISS".into(), b"ok".to_vec()));
+    assert_eq!(origin.last_body("/f"), Some(("GET".into(), Vec::new())));
+    c.send(&request("PUT", "/f", b"whole", false));
+    assert_eq!(c.response(false).status, 200);
+    assert_eq!(origin.last_body("/f"), Some(("PUT".into(), b"whole".to_vec())));
+    assert_eq!(get(&mut c, "/f"), ("MISS".into(), b"ok".to_vec()), "PUT invalidated it");
+}
