@@ -47,6 +47,12 @@ pub struct RouterConfig {
     /// Combined Log Format access log: a path, or `-` for stdout. Default is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access_log: Option<String>,
+    /// After relaying a 2xx or 3xx answer to an unsafe request (POST, PUT, DELETE, …), tell
+    /// every other node to drop what it stores for the target (`POST
+    /// /.larder/invalidate?target=…`, RFC 9111 §4.4 across caching nodes), so no node
+    /// serves the old object. Off for back-ends that cache nothing (they would answer
+    /// each such request 404 or 405). Default is on.
+    pub invalidate_nodes: bool,
     pub nodes: Vec<NodeConfig>,
     pub policy: PolicyConfig,
     pub mapping: MappingConfig,
@@ -74,6 +80,7 @@ impl Default for RouterConfig {
             reuseport: false,
             via: "larder".to_string(),
             access_log: None,
+            invalidate_nodes: true,
             nodes: Vec::new(),
             policy: PolicyConfig::default(),
             mapping: MappingConfig::default(),

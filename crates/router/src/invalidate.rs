@@ -8,7 +8,8 @@
 //! Sent to every other configured node, not only the holders the load reports' digests
 //! name: a digest is as old as the last poll, and a copy stored since would be missed.
 //! Each in a task of its own, so the client's answer never waits, each bounded by the
-//! health-check timeout; a node that cannot be told (down, slow) is not retried. The
+//! health-check timeout; a node that cannot be told (down, slow) is not retried. Off with
+//! `invalidate_nodes = false` (back-ends that cache nothing). The
 //! `Location` and `Content-Location` a response names are dropped by the answering node
 //! only.
 
@@ -37,6 +38,9 @@ pub(crate) fn after_response(
         return;
     }
     let settings = cluster.settings();
+    if !settings.config.invalidate_nodes {
+        return;
+    }
     let timeout = settings.config.health.timeout;
     let invalidation = Arc::new(wire::Invalidation { target: target.to_string() });
     for (node, upstream) in cluster.probe_targets(|_| true) {
