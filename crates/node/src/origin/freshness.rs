@@ -167,12 +167,25 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
 /// plus the time the exchange took.
 fn initial_age(x: &Exchange<'_>, date: Option<SystemTime>) -> Duration {
     let apparent = date.and_then(|d| x.response_time.duration_since(d).ok()).unwrap_or_default();
-    let age_value = first(x.fields, "age")
-        .and_then(|v| std::str::from_utf8(v).ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(Duration::ZERO, |s| Duration::from_secs(s.min(1 << 31)));
+    let age_value = age_value(x.fields);
     let delay = x.response_time.duration_since(x.request_time).unwrap_or_default();
     apparent.max(age_value + delay)
+}
+
+/// The `Age` field's value (RFC 9111 §5.1), as the HTTP cache-tests suite reads it: the
+/// first item of the first field line (`Age: 7200, 0` is old, `Age: 0, 7200` is not:
+/// a list is not valid there, and the first value is the one an upstream cache wrote);
+/// an item that is not a delta-seconds (negative, fractional, text) is ignored, and a
+/// value too large to hold is 2^31 s, which no freshness lifetime outlasts.
+fn age_value(fields: &[Field]) -> Duration {
+    let item = first(fields, "age").and_then(|v| v.split(|&b| b == b',').next());
+    match item.map(<[u8]>::trim_ascii) {
+        Some(d) if !d.is_empty() && d.iter().all(u8::is_ascii_digit) => {
+            let secs = std::str::from_utf8(d).ok().and_then(|t| t.parse::<u64>().ok());
+            Duration::from_secs(secs.unwrap_or(u64::MAX).min(1 << 31))
+        }
+        _ => Duration::ZERO,
+    }
 }
 
 fn http_date(v: &[u8]) -> Option<SystemTime> {
@@ -295,6 +308,26 @@ mod tests {
             response_time: at(2),
         };
         assert_eq!(decide(&x, D).unwrap().initial_age.as_secs(), 5);
+    }
+
+    #[test]
+    fn age_is_the_first_item_of_the_first_line() {
+        let secs = |lines: &[&str]| {
+            let pairs: Vec<_> = lines.iter().map(|l| ("Age", l.to_string())).collect();
+            age_value(&fields(&pairs)).as_secs()
+        };
+        assert_eq!(secs(&["7200, 0"]), 7200);
+        assert_eq!(secs(&["0, 7200"]), 0);
+        assert_eq!(secs(&["7200", "0"]), 7200);
+        assert_eq!(secs(&["0", "7200"]), 0);
+        assert_eq!(secs(&[" 30 "]), 30);
+        for ignored in ["abc", "-7200", "7200.0", ""] {
+            assert_eq!(secs(&[ignored]), 0, "{ignored}");
+        }
+        for huge in ["2147483647", "2147483648", "99999999999999999999999"] {
+            assert!(secs(&[huge]) >= 2147483647, "{huge}");
+        }
+        assert_eq!(secs(&[]), 0);
     }
 
     #[test]
