@@ -45,6 +45,7 @@ fn help_explains_the_flags() {
         "--origin ",
         "--origin-default-ttl",
         "--origin-stale-if-error",
+        "--origin-targeted-cache-control",
         "--origin-timeout-ms",
         "--origin-max-idle",
         "--origin-max-head-kb",

@@ -48,6 +48,12 @@ pub struct Flags {
     /// must-revalidate, proxy-revalidate and s-maxage forbid it).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub origin_stale_if_error: u64,
+    /// Obey the targeted fields of RFC 9213: Larder-Cache-Control, else CDN-Cache-Control,
+    /// when the origin sends one that is a valid Structured Field Dictionary, decides
+    /// storing and freshness instead of Cache-Control and Expires (which are still passed
+    /// on to clients). false ignores both fields.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub origin_targeted_cache_control: bool,
     /// Milliseconds allowed for an origin fetch up to the response head, and for each wait
     /// for body bytes after it; 504 Gateway Timeout when exceeded before the head.
     #[arg(long, default_value_t = 10_000)]
@@ -180,6 +186,7 @@ impl Flags {
             let mut o = crate::origin::OriginConfig::new(origins);
             o.defaults.ttl = Duration::from_secs(self.origin_default_ttl);
             o.defaults.stale_if_error = Duration::from_secs(self.origin_stale_if_error);
+            o.defaults.targeted = self.origin_targeted_cache_control;
             o.timeout = Duration::from_millis(self.origin_timeout_ms);
             o.max_idle_per_origin = self.origin_max_idle;
             o.max_head_bytes = self.origin_max_head_kb << 10;

@@ -485,3 +485,19 @@ fn the_origins_date_is_kept_stored_and_relayed() {
     let age: u64 = c.get("/stored").header("age").unwrap().parse().unwrap();
     assert!(age >= 1000, "the apparent age counts from the origin's Date: {age}");
 }
+
+#[test]
+fn cdn_cache_control_decides_for_the_node_and_clients_get_cache_control() {
+    let origin = TestOrigin::start();
+    let fields = [("Cache-Control", "no-store"), ("CDN-Cache-Control", "max-age=600")];
+    origin.set("/cdn", Route::ok(&fields, b"for the cdn"));
+    let node = caching_node(&[origin.url()], |_| {});
+    let mut c = node.client();
+    assert_eq!(cache_status(&c.get("/cdn")), "MISS");
+    let hit = c.get("/cdn");
+    assert_eq!((cache_status(&hit), hit.header("cache-control")), ("HIT", Some("no-store")));
+    assert_eq!(origin.hits("/cdn"), 1);
+    let off = caching_node(&[origin.url()], |o| o.defaults.targeted = false);
+    let mut c = off.client();
+    assert_eq!(cache_status(&c.get("/cdn")), "PASS");
+}

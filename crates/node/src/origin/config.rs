@@ -113,6 +113,7 @@ impl OriginConfig {
             defaults: Defaults {
                 ttl: Duration::from_secs(60),
                 stale_if_error: Duration::from_secs(300),
+                targeted: true,
             },
             timeout: Duration::from_secs(10),
             max_idle_per_origin: 32,

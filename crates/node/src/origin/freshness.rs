@@ -16,6 +16,8 @@
 //! - `no-cache` is stored but revalidated before every use. `must-revalidate`,
 //!   `proxy-revalidate` and `s-maxage` forbid serving stale, even on an origin error (the
 //!   client then gets 504, as §5.2.2.2 asks).
+//! - `Larder-Cache-Control` or else `CDN-Cache-Control` (RFC 9213), when present and a valid
+//!   Structured Field Dictionary, replace `Cache-Control` and `Expires` (unless turned off).
 //! - A stale response stands in for an origin error (unreachable, timeout, 500, 502, 503,
 //!   504) for `stale-if-error` seconds past expiry: the response's directive (RFC 5861)
 //!   when it has one, the configured default otherwise.
@@ -49,7 +51,15 @@ pub struct Defaults {
     pub ttl: Duration,
     /// How long past expiry a stale response may stand in for an origin error.
     pub stale_if_error: Duration,
+    /// Honour the targeted fields of RFC 9213, `Larder-Cache-Control` then
+    /// `CDN-Cache-Control`: the first present and valid one replaces `Cache-Control` and
+    /// `Expires` for this cache, so an origin can give its CDN a policy other than the
+    /// browsers' (which still get `Cache-Control` as sent).
+    pub targeted: bool,
 }
+
+/// The targeted fields (RFC 9213) this cache obeys, the more specific first.
+pub const TARGETED: &[&str] = &["larder-cache-control", "cdn-cache-control"];
 
 /// Why a response is not stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,7 +128,12 @@ impl Freshness {
 
 /// Decide whether the response of `x` may be stored and, if so, its freshness.
 pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStorable> {
-    let cc = Directives::parse(values(x.fields, "cache-control"));
+    let targeted = TARGETED
+        .iter()
+        .filter(|_| defaults.targeted)
+        .filter(|name| first(x.fields, name).is_some())
+        .find_map(|name| Directives::targeted(values(x.fields, name)));
+    let cc = targeted.unwrap_or_else(|| Directives::parse(values(x.fields, "cache-control")));
     if cc.no_store {
         return Err(NotStorable::NoStore);
     }
@@ -138,8 +153,9 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
         return Err(NotStorable::VaryAny);
     }
     let date = date_field(x.fields, "date");
-    let expires =
-        first(x.fields, "expires").map(|v| http_date(v).unwrap_or(SystemTime::UNIX_EPOCH));
+    let expires = first(x.fields, "expires")
+        .filter(|_| targeted.is_none())
+        .map(|v| http_date(v).unwrap_or(SystemTime::UNIX_EPOCH));
     let explicit = cc.s_maxage.or(cc.max_age).map(Duration::from_secs).or_else(|| {
         // §5.3: an invalid Expires means "already expired"; without Date, compare with
         // the time the response arrived.
@@ -201,8 +217,11 @@ mod tests {
     use super::*;
     use http1::format_http_date;
 
-    const D: Defaults =
-        Defaults { ttl: Duration::from_secs(100), stale_if_error: Duration::from_secs(50) };
+    const D: Defaults = Defaults {
+        ttl: Duration::from_secs(100),
+        stale_if_error: Duration::from_secs(50),
+        targeted: true,
+    };
 
     fn at(secs: u64) -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs)
@@ -328,6 +347,34 @@ mod tests {
             assert!(secs(&[huge]) >= 2147483647, "{huge}");
         }
         assert_eq!(secs(&[]), 0);
+    }
+
+    #[test]
+    fn targeted_fields_replace_cache_control_and_expires() {
+        let cdn = |v: &str| ("CDN-Cache-Control", v.to_string());
+        let lifetime =
+            |pairs: &[(&str, String)]| decide_at(200, pairs).map(|f| f.lifetime.as_secs());
+        assert_eq!(lifetime(&[cc("max-age=3600"), cdn("max-age=1")]), Ok(1));
+        assert_eq!(lifetime(&[cc("no-store"), cdn("max-age=10000")]), Ok(10000));
+        let past = ("Expires", format_http_date(at(0) - Duration::from_secs(10)));
+        assert_eq!(lifetime(&[past, cdn("max-age=60")]), Ok(60), "Expires ignored");
+        assert_eq!(lifetime(&[cc("max-age=60"), cdn("no-store")]), Err(NotStorable::NoStore));
+        assert_eq!(lifetime(&[cc("max-age=60"), cdn("private")]), Err(NotStorable::Private));
+        assert_eq!(lifetime(&[cc("no-store"), cdn("max-age=9, &&")]), Err(NotStorable::NoStore));
+        let larder = ("Larder-Cache-Control", "max-age=7".to_string());
+        assert_eq!(lifetime(&[cdn("max-age=60"), larder.clone()]), Ok(7), "the more specific");
+        let bad = ("Larder-Cache-Control", "MAX-AGE=7".to_string());
+        assert_eq!(lifetime(&[cdn("max-age=60"), bad]), Ok(60), "an invalid one is skipped");
+        let f = fields(&[cc("max-age=5"), cdn("max-age=60")]);
+        let x = Exchange {
+            status: 200,
+            fields: &f,
+            authorized: false,
+            request_time: at(0),
+            response_time: at(0),
+        };
+        let off = Defaults { targeted: false, ..D };
+        assert_eq!(decide(&x, off).unwrap().lifetime.as_secs(), 5, "turned off");
     }
 
     #[test]
