@@ -46,6 +46,8 @@ fn help_explains_the_flags() {
         "--origin-default-ttl",
         "--origin-stale-if-error",
         "--origin-targeted-cache-control",
+        "--origin-heuristic-percent",
+        "--origin-heuristic-max-secs",
         "--origin-timeout-ms",
         "--origin-max-idle",
         "--origin-max-head-kb",

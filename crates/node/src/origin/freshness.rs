@@ -47,8 +47,16 @@ pub struct Exchange<'a> {
 /// The defaults for responses that do not say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Defaults {
-    /// Freshness of a response without `max-age`, `s-maxage` or `Expires`.
+    /// Freshness of a response without `max-age`, `s-maxage` or `Expires` (and without a
+    /// `Last-Modified` the heuristic can use). Zero means only explicit freshness, which
+    /// turns the heuristic off too, as Varnish's `default_ttl=0` and nginx without
+    /// `proxy_cache_valid` store nothing on a `Last-Modified` alone.
     pub ttl: Duration,
+    /// RFC 9111 §4.2.2: a response with `Last-Modified` and no explicit freshness is fresh
+    /// for this percentage of its age at `Date` (10% is the RFC's example) ...
+    pub heuristic_percent: u32,
+    /// ... but no longer than this, so a file untouched for years is still rechecked.
+    pub heuristic_max: Duration,
     /// How long past expiry a stale response may stand in for an origin error.
     pub stale_if_error: Duration,
     /// Honour the targeted fields of RFC 9213, `Larder-Cache-Control` then
@@ -170,13 +178,24 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
         return Err(NotStorable::Status);
     }
     Ok(Freshness {
-        lifetime: explicit.unwrap_or(defaults.ttl),
+        lifetime: explicit.unwrap_or_else(|| heuristic(x, date, defaults).unwrap_or(defaults.ttl)),
         initial_age: initial_age(x, date),
         response_time: x.response_time,
         no_cache: cc.no_cache,
         must_revalidate: cc.must_revalidate || cc.proxy_revalidate || cc.s_maxage.is_some(),
         stale_if_error: cc.stale_if_error.map_or(defaults.stale_if_error, Duration::from_secs),
     })
+}
+
+/// §4.2.2: a fraction of the time since `Last-Modified` (at `Date`, else at arrival),
+/// capped; `None` when the response has no usable `Last-Modified` or the heuristic is off.
+fn heuristic(x: &Exchange<'_>, date: Option<SystemTime>, d: Defaults) -> Option<Duration> {
+    if d.ttl.is_zero() || d.heuristic_percent == 0 {
+        return None;
+    }
+    let modified = date_field(x.fields, "last-modified")?;
+    let unchanged = date.unwrap_or(x.response_time).duration_since(modified).ok()?;
+    Some((unchanged * d.heuristic_percent / 100).min(d.heuristic_max))
 }
 
 /// §4.2.3: the larger of the apparent age (Date against arrival) and the `Age` field
@@ -221,6 +240,8 @@ mod tests {
         ttl: Duration::from_secs(100),
         stale_if_error: Duration::from_secs(50),
         targeted: true,
+        heuristic_percent: 10,
+        heuristic_max: Duration::from_secs(3000),
     };
 
     fn at(secs: u64) -> SystemTime {
@@ -375,6 +396,35 @@ mod tests {
         };
         let off = Defaults { targeted: false, ..D };
         assert_eq!(decide(&x, off).unwrap().lifetime.as_secs(), 5, "turned off");
+    }
+
+    #[test]
+    fn heuristic_freshness_from_last_modified() {
+        let date = ("Date", format_http_date(at(0)));
+        let modified =
+            |ago: u64| ("Last-Modified", format_http_date(at(0) - Duration::from_secs(ago)));
+        let lifetime = |d: Defaults, pairs: &[(&str, String)]| {
+            let f = fields(pairs);
+            let x = Exchange {
+                status: 200,
+                fields: &f,
+                authorized: false,
+                request_time: at(0),
+                response_time: at(0),
+            };
+            decide(&x, d).unwrap().lifetime.as_secs()
+        };
+        assert_eq!(lifetime(D, &[date.clone(), modified(1000)]), 100, "10% of its age");
+        assert_eq!(lifetime(D, &[date.clone(), modified(86400)]), 3000, "capped");
+        assert_eq!(lifetime(D, &[modified(500)]), 50, "against arrival without Date");
+        assert_eq!(lifetime(D, &[date.clone()]), 100, "no Last-Modified: the default TTL");
+        assert_eq!(lifetime(D, &[date.clone(), cc("max-age=7"), modified(1000)]), 7);
+        let future = ("Last-Modified", format_http_date(at(60)));
+        assert_eq!(lifetime(D, &[date.clone(), future]), 100, "a future Last-Modified");
+        let explicit_only = Defaults { ttl: Duration::ZERO, ..D };
+        assert_eq!(lifetime(explicit_only, &[date.clone(), modified(1000)]), 0);
+        let off = Defaults { heuristic_percent: 0, ..D };
+        assert_eq!(lifetime(off, &[date, modified(1000)]), 100);
     }
 
     #[test]
