@@ -55,7 +55,7 @@ pub struct Flags {
     pub origin_heuristic_max_secs: u64,
     /// Seconds past expiry a stale response may be served when the origin is unreachable,
     /// times out or answers 500/502/503/504 (a response's own stale-if-error wins;
-    /// must-revalidate, proxy-revalidate and s-maxage forbid it).
+    /// must-revalidate, proxy-revalidate, s-maxage and no-cache forbid it).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub origin_stale_if_error: u64,
     /// Obey the targeted fields of RFC 9213: Larder-Cache-Control, else CDN-Cache-Control,

@@ -13,7 +13,8 @@
 //!   `must-revalidate` allow it (§3.5); nor one with `Vary: *`; nor one that sets a cookie
 //!   (`Set-Cookie`: the caller removes the cookies first when the operator chose to store
 //!   such responses without them).
-//! - `no-cache` is stored but revalidated before every use. `must-revalidate`,
+//! - `no-cache` is stored but revalidated before every use, and never stands in for an
+//!   origin error. `must-revalidate`,
 //!   `proxy-revalidate` and `s-maxage` forbid serving stale, even on an origin error (the
 //!   client then gets 504, as §5.2.2.2 asks).
 //! - `Larder-Cache-Control` or else `CDN-Cache-Control` (RFC 9213), when present and a valid
@@ -128,9 +129,12 @@ impl Freshness {
         !self.no_cache && self.age(now) < self.lifetime
     }
 
-    /// Whether the (stale) response may stand in for an origin error at `now`.
+    /// Whether the (stale) response may stand in for an origin error at `now`: never for
+    /// `no-cache`, which allows a use only after a successful validation (§4.2.4).
     pub fn usable_on_error(&self, now: SystemTime) -> bool {
-        !self.must_revalidate && self.age(now) < self.lifetime + self.stale_if_error
+        !self.must_revalidate
+            && !self.no_cache
+            && self.age(now) < self.lifetime + self.stale_if_error
     }
 }
 
@@ -435,6 +439,8 @@ mod tests {
         assert!(f.usable_on_error(at(14)) && !f.usable_on_error(at(15)));
         let f = decide_at(200, &[cc("max-age=10, must-revalidate")]).unwrap();
         assert!(!f.usable_on_error(at(11)));
+        let f = decide_at(200, &[cc("max-age=2, no-cache")]).unwrap();
+        assert!(!f.usable_on_error(at(3)), "no-cache is used only once validated");
         assert!(!Freshness::none(at(0)).usable_on_error(at(0)));
     }
 }
