@@ -36,26 +36,32 @@ impl Directives {
                     Some((n, a)) => (n.trim(), Some(a.trim().trim_matches('"'))),
                     None => (item.trim(), None),
                 };
-                let secs = || arg.and_then(delta_seconds);
-                match name.to_ascii_lowercase().as_str() {
-                    "max-age" => d.max_age = d.max_age.or_else(secs),
-                    "s-maxage" => d.s_maxage = d.s_maxage.or_else(secs),
-                    "stale-if-error" => d.stale_if_error = d.stale_if_error.or_else(secs),
-                    "no-store" => d.no_store = true,
-                    "no-cache" => d.no_cache = true,
-                    "private" => d.private = true,
-                    "public" => d.public = true,
-                    "must-revalidate" => d.must_revalidate = true,
-                    "proxy-revalidate" => d.proxy_revalidate = true,
-                    _ => {}
-                }
+                let secs = arg.and_then(delta_seconds);
+                d.set(&name.to_ascii_lowercase(), secs, true, true);
             }
         }
         d
     }
-}
 
-impl Directives {
+    /// Record the directive `name` (lower-case): `secs` for those with a number (the one
+    /// already recorded is kept when `keep_first`, as in `Cache-Control`, else replaced,
+    /// as in a dictionary), `on` for flags.
+    fn set(&mut self, name: &str, secs: Option<u64>, on: bool, keep_first: bool) {
+        let number = |old: Option<u64>| if keep_first { old.or(secs) } else { secs };
+        match name {
+            "max-age" => self.max_age = number(self.max_age),
+            "s-maxage" => self.s_maxage = number(self.s_maxage),
+            "stale-if-error" => self.stale_if_error = number(self.stale_if_error),
+            "no-store" => self.no_store = on,
+            "no-cache" => self.no_cache = on,
+            "private" => self.private = on,
+            "public" => self.public = on,
+            "must-revalidate" => self.must_revalidate = on,
+            "proxy-revalidate" => self.proxy_revalidate = on,
+            _ => {}
+        }
+    }
+
     /// The directives of a targeted field (RFC 9213) given as its field lines, or `None`
     /// when they do not form a valid Structured Field Dictionary (the cache then ignores
     /// the field). In a dictionary a key given twice keeps its last value; a directive
@@ -68,19 +74,7 @@ impl Directives {
                 Item::Integer(n) if n >= 0 => Some((n as u64).min(1 << 31)),
                 _ => None,
             };
-            let on = item != Item::False;
-            match key.as_str() {
-                "max-age" => d.max_age = secs,
-                "s-maxage" => d.s_maxage = secs,
-                "stale-if-error" => d.stale_if_error = secs,
-                "no-store" => d.no_store = on,
-                "no-cache" => d.no_cache = on,
-                "private" => d.private = on,
-                "public" => d.public = on,
-                "must-revalidate" => d.must_revalidate = on,
-                "proxy-revalidate" => d.proxy_revalidate = on,
-                _ => {}
-            }
+            d.set(&key, secs, item != Item::False, false);
         }
         Some(d)
     }

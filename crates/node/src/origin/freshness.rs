@@ -257,6 +257,15 @@ mod tests {
     }
 
     fn decide_at(status: u16, pairs: &[(&str, String)]) -> Result<Freshness, NotStorable> {
+        decide_with(D, status, pairs)
+    }
+
+    /// The decision on a response with these fields, exchanged at once at `at(0)`.
+    fn decide_with(
+        d: Defaults,
+        status: u16,
+        pairs: &[(&str, String)],
+    ) -> Result<Freshness, NotStorable> {
         let f = fields(pairs);
         let x = Exchange {
             status,
@@ -265,7 +274,12 @@ mod tests {
             request_time: at(0),
             response_time: at(0),
         };
-        decide(&x, D)
+        decide(&x, d)
+    }
+
+    /// The freshness lifetime, in seconds, of a stored 200 with these fields under `d`.
+    fn lifetime_with(d: Defaults, pairs: &[(&str, String)]) -> u64 {
+        decide_with(d, 200, pairs).unwrap().lifetime.as_secs()
     }
 
     fn cc(v: &str) -> (&'static str, String) {
@@ -390,16 +404,8 @@ mod tests {
         assert_eq!(lifetime(&[cdn("max-age=60"), larder.clone()]), Ok(7), "the more specific");
         let bad = ("Larder-Cache-Control", "MAX-AGE=7".to_string());
         assert_eq!(lifetime(&[cdn("max-age=60"), bad]), Ok(60), "an invalid one is skipped");
-        let f = fields(&[cc("max-age=5"), cdn("max-age=60")]);
-        let x = Exchange {
-            status: 200,
-            fields: &f,
-            authorized: false,
-            request_time: at(0),
-            response_time: at(0),
-        };
         let off = Defaults { targeted: false, ..D };
-        assert_eq!(decide(&x, off).unwrap().lifetime.as_secs(), 5, "turned off");
+        assert_eq!(lifetime_with(off, &[cc("max-age=5"), cdn("max-age=60")]), 5, "turned off");
     }
 
     #[test]
@@ -407,17 +413,7 @@ mod tests {
         let date = ("Date", format_http_date(at(0)));
         let modified =
             |ago: u64| ("Last-Modified", format_http_date(at(0) - Duration::from_secs(ago)));
-        let lifetime = |d: Defaults, pairs: &[(&str, String)]| {
-            let f = fields(pairs);
-            let x = Exchange {
-                status: 200,
-                fields: &f,
-                authorized: false,
-                request_time: at(0),
-                response_time: at(0),
-            };
-            decide(&x, d).unwrap().lifetime.as_secs()
-        };
+        let lifetime = lifetime_with;
         assert_eq!(lifetime(D, &[date.clone(), modified(1000)]), 100, "10% of its age");
         assert_eq!(lifetime(D, &[date.clone(), modified(86400)]), 3000, "capped");
         assert_eq!(lifetime(D, &[modified(500)]), 50, "against arrival without Date");
