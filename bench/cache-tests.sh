@@ -41,6 +41,7 @@ LARDER_FLAGS=${LARDER_FLAGS:-}
 . "$ROOT/bench/lib.sh"
 ensure_tools node npm varnishd:varnish nginx
 [ -d "$SUITE/test-engine" ] || { echo "no cache-tests suite at $SUITE" >&2; exit 1; }
+LARDER_GIVEN=${LARDER:-}
 LARDER=$(larder_binary "$ROOT")
 
 start_work
@@ -81,6 +82,14 @@ run_client() {
         echo '{}' >"$work/$1.json"
     }
     if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work/$1.json" "$KEEP/"; fi
+    # The client reports on stderr each configuration PUT the cache did not pass on.
+    local refused
+    refused=$(grep -c "PUT config resulted in" "$work/$1.err" || true)
+    if [ "$refused" -gt 0 ]; then
+        echo "$1: $refused configuration PUTs refused, most as:" \
+            "$(grep -o 'PUT config resulted in [0-9]* [A-Za-z ]*' "$work/$1.err" |
+                sort | uniq -c | sort -rn | head -1 | sed 's/^ *[0-9]* //; s/ *$//')" >>"$work/notes"
+    fi
 }
 
 # stop PID: end one process this script started and wait for it.
@@ -223,10 +232,26 @@ for (const r of rows) {
   const c = r.count
   console.log(`| ${r.name} | ${c.required[0]} / ${c.required[1]} | ${c.optimal[0]} / ${c.optimal[1]} |`)
 }
+// Larder's failures, one line each; a reason shared by more than 10 tests (a setup that
+// cannot pass) is one line with the count.
 for (const r of rows.filter(r => r.name.startsWith('larder') || r.name === 'route')) {
   console.log(`\nRequired tests ${r.name} does not pass (${r.failed.length}):\n`)
-  for (const [id, verdict, why] of r.failed) console.log(`- ${id}: ${verdict}${why ? ' (' + why + ')' : ''}`)
+  // The suite's origin answers 409 to a test whose configuration PUT never reached it.
+  const reason = why => why.replace(/status is 409, not \d+/, 'status is 409 (no test configuration)')
+  const shared = {}
+  for (const [, , why] of r.failed) shared[reason(why)] = (shared[reason(why)] || 0) + 1
+  for (const [id, verdict, why] of r.failed) {
+    if (shared[reason(why)] <= 10) console.log(`- ${id}: ${verdict}${why ? ' (' + why + ')' : ''}`)
+  }
+  for (const [why, n] of Object.entries(shared)) {
+    if (n > 10) console.log(`- ${n} tests: setup_fail or dependency_fail (${why || 'no result'})`)
+  }
 }
 EOF
-echo "cache-tests $(date -u +%Y-%m-%d) larder $(git -C "$ROOT" rev-parse --short HEAD)"
+echo "cache-tests $(date -u +%Y-%m-%d), checkout $(git -C "$ROOT" rev-parse --short HEAD)," \
+    "larder ${LARDER_GIVEN:-built from the checkout}"
 (cd "$work/suite" && node score.mjs "${results[@]}")
+if [ -s "$work/notes" ]; then
+    echo
+    cat "$work/notes"
+fi
