@@ -417,7 +417,11 @@ mod tests {
         assert_eq!(lifetime(D, &[date.clone(), modified(1000)]), 100, "10% of its age");
         assert_eq!(lifetime(D, &[date.clone(), modified(86400)]), 3000, "capped");
         assert_eq!(lifetime(D, &[modified(500)]), 50, "against arrival without Date");
-        assert_eq!(lifetime(D, &[date.clone()]), 100, "no Last-Modified: the default TTL");
+        assert_eq!(
+            lifetime(D, std::slice::from_ref(&date)),
+            100,
+            "no Last-Modified: the default TTL"
+        );
         assert_eq!(lifetime(D, &[date.clone(), cc("max-age=7"), modified(1000)]), 7);
         let future = ("Last-Modified", format_http_date(at(60)));
         assert_eq!(lifetime(D, &[date.clone(), future]), 100, "a future Last-Modified");
