@@ -52,11 +52,27 @@ pub struct Flags {
     /// fresh (for the statuses HTTP allows to be cached that way, such as 200 and 404).
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub origin_default_ttl: u64,
+    /// A response without Cache-Control max-age/s-maxage or Expires but with Last-Modified
+    /// stays fresh for this percentage of the time since it was last modified (RFC 9111
+    /// heuristic freshness), instead of --origin-default-ttl; 0 turns it off, and so does
+    /// --origin-default-ttl 0 (only explicit freshness, as Varnish's default_ttl=0).
+    #[arg(long, value_name = "PERCENT", default_value_t = 10)]
+    pub origin_heuristic_percent: u32,
+    /// Longest heuristic freshness in seconds (a file unchanged for years is still
+    /// rechecked daily by default).
+    #[arg(long, value_name = "SECS", default_value_t = 86_400)]
+    pub origin_heuristic_max_secs: u64,
     /// Seconds past expiry a stale response may be served when the origin is unreachable,
     /// times out or answers 500/502/503/504 (a response's own stale-if-error wins;
-    /// must-revalidate, proxy-revalidate and s-maxage forbid it).
+    /// must-revalidate, proxy-revalidate, s-maxage and no-cache forbid it).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub origin_stale_if_error: u64,
+    /// Obey the targeted fields of RFC 9213: Larder-Cache-Control, else CDN-Cache-Control,
+    /// when the origin sends one that is a valid Structured Field Dictionary, decides
+    /// storing and freshness instead of Cache-Control and Expires (which are still passed
+    /// on to clients). false ignores both fields.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub origin_targeted_cache_control: bool,
     /// Milliseconds allowed for an origin fetch up to the response head, and for each wait
     /// for body bytes after it; 504 Gateway Timeout when exceeded before the head.
     #[arg(long, default_value_t = 10_000)]
@@ -191,6 +207,9 @@ impl Flags {
             let mut o = crate::origin::OriginConfig::new(origins);
             o.defaults.ttl = Duration::from_secs(self.origin_default_ttl);
             o.defaults.stale_if_error = Duration::from_secs(self.origin_stale_if_error);
+            o.defaults.targeted = self.origin_targeted_cache_control;
+            o.defaults.heuristic_percent = self.origin_heuristic_percent;
+            o.defaults.heuristic_max = Duration::from_secs(self.origin_heuristic_max_secs);
             o.timeout = Duration::from_millis(self.origin_timeout_ms);
             o.max_idle_per_origin = self.origin_max_idle;
             o.max_head_bytes = self.origin_max_head_kb << 10;

@@ -72,8 +72,27 @@ pub fn begin<'a>(
     status: Status,
     ctx: &ReplyCtx,
 ) -> ResponseHead<'a> {
+    begin_dated(node, out, status, ctx, None)
+}
+
+/// [`begin`] with the `Date` of a response made elsewhere (an origin's, stored or relayed)
+/// when it has one: RFC 9110 §6.6.1 has the origin date its response, and a cache passes
+/// that on (it is what `Age` and a client's own freshness arithmetic start from); the
+/// node's clock dates only responses that arrive without one.
+pub fn begin_dated<'a>(
+    node: &NodeState,
+    out: &'a mut Vec<u8>,
+    status: Status,
+    ctx: &ReplyCtx,
+    date: Option<&[u8]>,
+) -> ResponseHead<'a> {
     let mut head = ResponseHead::new(out, status);
-    node.write_date(&mut head);
+    match date {
+        Some(d) => {
+            head.header("Date", d);
+        }
+        None => node.write_date(&mut head),
+    }
     head.header("Server", b"larder");
     if !ctx.keep_alive {
         head.header("Connection", b"close");

@@ -466,3 +466,38 @@ fn the_load_report_names_the_targets_routers_placed_here() {
     assert!(digest.contains(kept) && digest.contains(kept ^ 1), "the target and its tree");
     assert!(!digest.contains(never), "a response never stored is not held");
 }
+
+#[test]
+fn the_origins_date_is_kept_stored_and_relayed() {
+    let origin = TestOrigin::start();
+    // Dated well before now, so the node's own clock could not write the same text.
+    let then = std::time::SystemTime::now() - Duration::from_secs(1000);
+    let date = http1::format_http_date(then);
+    let stored = [("Cache-Control", "max-age=100000"), ("Date", date.as_str())];
+    origin.set("/stored", Route::ok(&stored, b"kept"));
+    origin.set("/own", Route::ok(&[("Cache-Control", "no-store"), ("Date", &date)], b"own"));
+    let node = caching_node(&[origin.url()], |_| {});
+    let mut c = node.client();
+    for (path, status) in [("/stored", "MISS"), ("/stored", "HIT"), ("/own", "PASS")] {
+        let r = c.get(path);
+        assert_eq!((cache_status(&r), r.header("date")), (status, Some(date.as_str())), "{path}");
+    }
+    let age: u64 = c.get("/stored").header("age").unwrap().parse().unwrap();
+    assert!(age >= 1000, "the apparent age counts from the origin's Date: {age}");
+}
+
+#[test]
+fn cdn_cache_control_decides_for_the_node_and_clients_get_cache_control() {
+    let origin = TestOrigin::start();
+    let fields = [("Cache-Control", "no-store"), ("CDN-Cache-Control", "max-age=600")];
+    origin.set("/cdn", Route::ok(&fields, b"for the cdn"));
+    let node = caching_node(&[origin.url()], |_| {});
+    let mut c = node.client();
+    assert_eq!(cache_status(&c.get("/cdn")), "MISS");
+    let hit = c.get("/cdn");
+    assert_eq!((cache_status(&hit), hit.header("cache-control")), ("HIT", Some("no-store")));
+    assert_eq!(origin.hits("/cdn"), 1);
+    let off = caching_node(&[origin.url()], |o| o.defaults.targeted = false);
+    let mut c = off.client();
+    assert_eq!(cache_status(&c.get("/cdn")), "PASS");
+}

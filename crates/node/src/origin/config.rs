@@ -118,6 +118,9 @@ impl OriginConfig {
             defaults: Defaults {
                 ttl: Duration::from_secs(60),
                 stale_if_error: Duration::from_secs(300),
+                targeted: true,
+                heuristic_percent: 10,
+                heuristic_max: Duration::from_secs(86_400),
             },
             timeout: Duration::from_secs(10),
             max_idle_per_origin: 32,

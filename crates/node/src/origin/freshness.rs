@@ -13,9 +13,12 @@
 //!   `must-revalidate` allow it (§3.5); nor one with `Vary: *`; nor one that sets a cookie
 //!   (`Set-Cookie`: the caller removes the cookies first when the operator chose to store
 //!   such responses without them).
-//! - `no-cache` is stored but revalidated before every use. `must-revalidate`,
+//! - `no-cache` is stored but revalidated before every use, and never stands in for an
+//!   origin error. `must-revalidate`,
 //!   `proxy-revalidate` and `s-maxage` forbid serving stale, even on an origin error (the
 //!   client then gets 504, as §5.2.2.2 asks).
+//! - `Larder-Cache-Control` or else `CDN-Cache-Control` (RFC 9213), when present and a valid
+//!   Structured Field Dictionary, replace `Cache-Control` and `Expires` (unless turned off).
 //! - A stale response stands in for an origin error (unreachable, timeout, 500, 502, 503,
 //!   504) for `stale-if-error` seconds past expiry: the response's directive (RFC 5861)
 //!   when it has one, the configured default otherwise.
@@ -45,11 +48,27 @@ pub struct Exchange<'a> {
 /// The defaults for responses that do not say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Defaults {
-    /// Freshness of a response without `max-age`, `s-maxage` or `Expires`.
+    /// Freshness of a response without `max-age`, `s-maxage` or `Expires` (and without a
+    /// `Last-Modified` the heuristic can use). Zero means only explicit freshness, which
+    /// turns the heuristic off too, as Varnish's `default_ttl=0` and nginx without
+    /// `proxy_cache_valid` store nothing on a `Last-Modified` alone.
     pub ttl: Duration,
+    /// RFC 9111 §4.2.2: a response with `Last-Modified` and no explicit freshness is fresh
+    /// for this percentage of its age at `Date` (10% is the RFC's example) ...
+    pub heuristic_percent: u32,
+    /// ... but no longer than this, so a file untouched for years is still rechecked.
+    pub heuristic_max: Duration,
     /// How long past expiry a stale response may stand in for an origin error.
     pub stale_if_error: Duration,
+    /// Honour the targeted fields of RFC 9213, `Larder-Cache-Control` then
+    /// `CDN-Cache-Control`: the first present and valid one replaces `Cache-Control` and
+    /// `Expires` for this cache, so an origin can give its CDN a policy other than the
+    /// browsers' (which still get `Cache-Control` as sent).
+    pub targeted: bool,
 }
+
+/// The targeted fields (RFC 9213) this cache obeys, the more specific first.
+pub const TARGETED: &[&str] = &["larder-cache-control", "cdn-cache-control"];
 
 /// Why a response is not stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,15 +129,23 @@ impl Freshness {
         !self.no_cache && self.age(now) < self.lifetime
     }
 
-    /// Whether the (stale) response may stand in for an origin error at `now`.
+    /// Whether the (stale) response may stand in for an origin error at `now`: never for
+    /// `no-cache`, which allows a use only after a successful validation (§4.2.4).
     pub fn usable_on_error(&self, now: SystemTime) -> bool {
-        !self.must_revalidate && self.age(now) < self.lifetime + self.stale_if_error
+        !self.must_revalidate
+            && !self.no_cache
+            && self.age(now) < self.lifetime + self.stale_if_error
     }
 }
 
 /// Decide whether the response of `x` may be stored and, if so, its freshness.
 pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStorable> {
-    let cc = Directives::parse(values(x.fields, "cache-control"));
+    let targeted = TARGETED
+        .iter()
+        .filter(|_| defaults.targeted)
+        .filter(|name| first(x.fields, name).is_some())
+        .find_map(|name| Directives::targeted(values(x.fields, name)));
+    let cc = targeted.unwrap_or_else(|| Directives::parse(values(x.fields, "cache-control")));
     if cc.no_store {
         return Err(NotStorable::NoStore);
     }
@@ -138,8 +165,9 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
         return Err(NotStorable::VaryAny);
     }
     let date = date_field(x.fields, "date");
-    let expires =
-        first(x.fields, "expires").map(|v| http_date(v).unwrap_or(SystemTime::UNIX_EPOCH));
+    let expires = first(x.fields, "expires")
+        .filter(|_| targeted.is_none())
+        .map(|v| http_date(v).unwrap_or(SystemTime::UNIX_EPOCH));
     let explicit = cc.s_maxage.or(cc.max_age).map(Duration::from_secs).or_else(|| {
         // §5.3: an invalid Expires means "already expired"; without Date, compare with
         // the time the response arrived.
@@ -154,7 +182,7 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
         return Err(NotStorable::Status);
     }
     Ok(Freshness {
-        lifetime: explicit.unwrap_or(defaults.ttl),
+        lifetime: explicit.unwrap_or_else(|| heuristic(x, date, defaults).unwrap_or(defaults.ttl)),
         initial_age: initial_age(x, date),
         response_time: x.response_time,
         no_cache: cc.no_cache,
@@ -163,16 +191,40 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
     })
 }
 
+/// §4.2.2: a fraction of the time since `Last-Modified` (at `Date`, else at arrival),
+/// capped; `None` when the response has no usable `Last-Modified` or the heuristic is off.
+fn heuristic(x: &Exchange<'_>, date: Option<SystemTime>, d: Defaults) -> Option<Duration> {
+    if d.ttl.is_zero() || d.heuristic_percent == 0 {
+        return None;
+    }
+    let modified = date_field(x.fields, "last-modified")?;
+    let unchanged = date.unwrap_or(x.response_time).duration_since(modified).ok()?;
+    Some((unchanged * d.heuristic_percent / 100).min(d.heuristic_max))
+}
+
 /// §4.2.3: the larger of the apparent age (Date against arrival) and the `Age` field
 /// plus the time the exchange took.
 fn initial_age(x: &Exchange<'_>, date: Option<SystemTime>) -> Duration {
     let apparent = date.and_then(|d| x.response_time.duration_since(d).ok()).unwrap_or_default();
-    let age_value = first(x.fields, "age")
-        .and_then(|v| std::str::from_utf8(v).ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(Duration::ZERO, |s| Duration::from_secs(s.min(1 << 31)));
+    let age_value = age_value(x.fields);
     let delay = x.response_time.duration_since(x.request_time).unwrap_or_default();
     apparent.max(age_value + delay)
+}
+
+/// The `Age` field's value (RFC 9111 §5.1), as the HTTP cache-tests suite reads it: the
+/// first item of the first field line (`Age: 7200, 0` is old, `Age: 0, 7200` is not:
+/// a list is not valid there, and the first value is the one an upstream cache wrote);
+/// an item that is not a delta-seconds (negative, fractional, text) is ignored, and a
+/// value too large to hold is 2^31 s, which no freshness lifetime outlasts.
+fn age_value(fields: &[Field]) -> Duration {
+    let item = first(fields, "age").and_then(|v| v.split(|&b| b == b',').next());
+    match item.map(<[u8]>::trim_ascii) {
+        Some(d) if !d.is_empty() && d.iter().all(u8::is_ascii_digit) => {
+            let secs = std::str::from_utf8(d).ok().and_then(|t| t.parse::<u64>().ok());
+            Duration::from_secs(secs.unwrap_or(u64::MAX).min(1 << 31))
+        }
+        _ => Duration::ZERO,
+    }
 }
 
 fn http_date(v: &[u8]) -> Option<SystemTime> {
@@ -188,8 +240,13 @@ mod tests {
     use super::*;
     use http1::format_http_date;
 
-    const D: Defaults =
-        Defaults { ttl: Duration::from_secs(100), stale_if_error: Duration::from_secs(50) };
+    const D: Defaults = Defaults {
+        ttl: Duration::from_secs(100),
+        stale_if_error: Duration::from_secs(50),
+        targeted: true,
+        heuristic_percent: 10,
+        heuristic_max: Duration::from_secs(3000),
+    };
 
     fn at(secs: u64) -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs)
@@ -200,6 +257,15 @@ mod tests {
     }
 
     fn decide_at(status: u16, pairs: &[(&str, String)]) -> Result<Freshness, NotStorable> {
+        decide_with(D, status, pairs)
+    }
+
+    /// The decision on a response with these fields, exchanged at once at `at(0)`.
+    fn decide_with(
+        d: Defaults,
+        status: u16,
+        pairs: &[(&str, String)],
+    ) -> Result<Freshness, NotStorable> {
         let f = fields(pairs);
         let x = Exchange {
             status,
@@ -208,7 +274,12 @@ mod tests {
             request_time: at(0),
             response_time: at(0),
         };
-        decide(&x, D)
+        decide(&x, d)
+    }
+
+    /// The freshness lifetime, in seconds, of a stored 200 with these fields under `d`.
+    fn lifetime_with(d: Defaults, pairs: &[(&str, String)]) -> u64 {
+        decide_with(d, 200, pairs).unwrap().lifetime.as_secs()
     }
 
     fn cc(v: &str) -> (&'static str, String) {
@@ -298,6 +369,69 @@ mod tests {
     }
 
     #[test]
+    fn age_is_the_first_item_of_the_first_line() {
+        let secs = |lines: &[&str]| {
+            let pairs: Vec<_> = lines.iter().map(|l| ("Age", l.to_string())).collect();
+            age_value(&fields(&pairs)).as_secs()
+        };
+        assert_eq!(secs(&["7200, 0"]), 7200);
+        assert_eq!(secs(&["0, 7200"]), 0);
+        assert_eq!(secs(&["7200", "0"]), 7200);
+        assert_eq!(secs(&["0", "7200"]), 0);
+        assert_eq!(secs(&[" 30 "]), 30);
+        for ignored in ["abc", "-7200", "7200.0", ""] {
+            assert_eq!(secs(&[ignored]), 0, "{ignored}");
+        }
+        for huge in ["2147483647", "2147483648", "99999999999999999999999"] {
+            assert!(secs(&[huge]) >= 2147483647, "{huge}");
+        }
+        assert_eq!(secs(&[]), 0);
+    }
+
+    #[test]
+    fn targeted_fields_replace_cache_control_and_expires() {
+        let cdn = |v: &str| ("CDN-Cache-Control", v.to_string());
+        let lifetime =
+            |pairs: &[(&str, String)]| decide_at(200, pairs).map(|f| f.lifetime.as_secs());
+        assert_eq!(lifetime(&[cc("max-age=3600"), cdn("max-age=1")]), Ok(1));
+        assert_eq!(lifetime(&[cc("no-store"), cdn("max-age=10000")]), Ok(10000));
+        let past = ("Expires", format_http_date(at(0) - Duration::from_secs(10)));
+        assert_eq!(lifetime(&[past, cdn("max-age=60")]), Ok(60), "Expires ignored");
+        assert_eq!(lifetime(&[cc("max-age=60"), cdn("no-store")]), Err(NotStorable::NoStore));
+        assert_eq!(lifetime(&[cc("max-age=60"), cdn("private")]), Err(NotStorable::Private));
+        assert_eq!(lifetime(&[cc("no-store"), cdn("max-age=9, &&")]), Err(NotStorable::NoStore));
+        let larder = ("Larder-Cache-Control", "max-age=7".to_string());
+        assert_eq!(lifetime(&[cdn("max-age=60"), larder.clone()]), Ok(7), "the more specific");
+        let bad = ("Larder-Cache-Control", "MAX-AGE=7".to_string());
+        assert_eq!(lifetime(&[cdn("max-age=60"), bad]), Ok(60), "an invalid one is skipped");
+        let off = Defaults { targeted: false, ..D };
+        assert_eq!(lifetime_with(off, &[cc("max-age=5"), cdn("max-age=60")]), 5, "turned off");
+    }
+
+    #[test]
+    fn heuristic_freshness_from_last_modified() {
+        let date = ("Date", format_http_date(at(0)));
+        let modified =
+            |ago: u64| ("Last-Modified", format_http_date(at(0) - Duration::from_secs(ago)));
+        let lifetime = lifetime_with;
+        assert_eq!(lifetime(D, &[date.clone(), modified(1000)]), 100, "10% of its age");
+        assert_eq!(lifetime(D, &[date.clone(), modified(86400)]), 3000, "capped");
+        assert_eq!(lifetime(D, &[modified(500)]), 50, "against arrival without Date");
+        assert_eq!(
+            lifetime(D, std::slice::from_ref(&date)),
+            100,
+            "no Last-Modified: the default TTL"
+        );
+        assert_eq!(lifetime(D, &[date.clone(), cc("max-age=7"), modified(1000)]), 7);
+        let future = ("Last-Modified", format_http_date(at(60)));
+        assert_eq!(lifetime(D, &[date.clone(), future]), 100, "a future Last-Modified");
+        let explicit_only = Defaults { ttl: Duration::ZERO, ..D };
+        assert_eq!(lifetime(explicit_only, &[date.clone(), modified(1000)]), 0);
+        let off = Defaults { heuristic_percent: 0, ..D };
+        assert_eq!(lifetime(off, &[date, modified(1000)]), 100);
+    }
+
+    #[test]
     fn stale_if_error_window() {
         let f = decide_at(200, &[cc("max-age=10")]).unwrap();
         assert!(f.usable_on_error(at(59)) && !f.usable_on_error(at(60)), "default 50 s");
@@ -305,6 +439,8 @@ mod tests {
         assert!(f.usable_on_error(at(14)) && !f.usable_on_error(at(15)));
         let f = decide_at(200, &[cc("max-age=10, must-revalidate")]).unwrap();
         assert!(!f.usable_on_error(at(11)));
+        let f = decide_at(200, &[cc("max-age=2, no-cache")]).unwrap();
+        assert!(!f.usable_on_error(at(3)), "no-cache is used only once validated");
         assert!(!Freshness::none(at(0)).usable_on_error(at(0)));
     }
 }

@@ -4,13 +4,13 @@
 //! standing in for a failed origin, or 502/504 with the reason.
 
 use super::fetch::{fetch, Fetched, How, Outcome, Own};
-use super::fields::{end_to_end, Field};
+use super::fields::{end_to_end, first, Field};
 use super::filling::Filling;
 use super::relay::{Relay, Source};
 use super::state::OriginState;
 use super::store::Stored;
 use crate::conditional::{not_modified, Validators};
-use crate::reply::{begin, error, simple, Reply, ReplyCtx, SharedBody};
+use crate::reply::{begin, begin_dated, error, simple, Reply, ReplyCtx, SharedBody};
 use crate::state::NodeState;
 use crate::stats::Counters;
 use http1::{RequestHead, ResponseHead, Status, Version};
@@ -18,7 +18,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Fields of a stored or relayed response the node writes itself.
+/// Fields of a stored or relayed response the node writes itself (the origin's `Date` is
+/// kept: [`begin_dated`] writes it first).
 const REWRITTEN: &[&str] = &["date", "server", "age", "content-length", "x-larder-cache"];
 /// The fields a 304 to the client repeats (RFC 9110 §15.4.5).
 const NOT_MODIFIED_FIELDS: &[&str] =
@@ -156,7 +157,7 @@ impl<'a> Answer<'a> {
             return (Status::NOT_MODIFIED, false);
         }
         let status = Status::new(s.status).unwrap_or(Status::BAD_GATEWAY);
-        let mut h = begin(self.node, out, status, self.ctx);
+        let mut h = begin_dated(self.node, out, status, self.ctx, first(&s.fields, "date"));
         write_fields(&mut h, &s.fields);
         write_fields(&mut h, &self.cookies);
         if how != How::Pass {
@@ -222,7 +223,7 @@ impl<'a> Answer<'a> {
         // A body of unknown length to an HTTP/1.0 client ends with the connection.
         let keep_alive = self.ctx.keep_alive && (len.is_some() || chunked);
         let ctx = ReplyCtx { keep_alive, ..*self.ctx };
-        let mut h = begin(self.node, out, status, &ctx);
+        let mut h = begin_dated(self.node, out, status, &ctx, first(&head.fields, "date"));
         write_fields(&mut h, &end_to_end(&head.fields));
         h.header("X-Larder-Cache", How::Pass.as_bytes());
         match len {
