@@ -28,7 +28,9 @@ pub struct Flags {
     /// Every method but GET and HEAD (POST, PUT, DELETE, …) is passed to the origin with its
     /// body streamed (up to --max-body-bytes) and its answer relayed, never stored; a 2xx
     /// or 3xx answer to an unsafe one drops the stored URL (and same-origin Location and
-    /// Content-Location).
+    /// Content-Location). A single Range (bytes=a-b, a-, -n) on a stored 200 is answered
+    /// 206 from the store (416 beyond its end); several ranges, a Range on a miss whose
+    /// body is still arriving, or an If-Range that does not match get the whole 200.
     #[arg(long, value_name = "URL", conflicts_with = "docroot")]
     pub origin: Vec<String>,
     /// An origin response that sets a cookie (Set-Cookie) is never stored by default: only

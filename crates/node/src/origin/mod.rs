@@ -17,7 +17,8 @@
 //! - `fetch.rs`: one fetch (conditional when revalidating) and what it yields;
 //!   `filling.rs`: a cacheable body arriving, relayed to every request that wants it;
 //!   `serve.rs`: one request (hit, coalesced miss, stale-if-error, 502/504);
-//!   `relay.rs`: large or uncacheable bodies relayed to one client as they arrive.
+//!   `relay.rs`: large or uncacheable bodies relayed to one client as they arrive;
+//!   `partial.rs`: which byte range of a stored response a request gets (206, 416).
 //! - `pass.rs`: a request of any other method (POST, PUT, DELETE, …) passed to the origin
 //!   with its body streamed, the response relayed to that client alone and never stored;
 //!   `invalidate.rs`: what a successful unsafe request drops (RFC 9111 §4.4), and the
@@ -36,6 +37,7 @@ mod filling;
 pub mod freshness;
 mod hit_for_miss;
 mod invalidate;
+mod partial;
 mod pass;
 mod relay;
 mod serve;
