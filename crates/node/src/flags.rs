@@ -59,6 +59,12 @@ pub struct Flags {
     /// must-revalidate, proxy-revalidate and s-maxage forbid it).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub origin_stale_if_error: u64,
+    /// Grace: seconds past expiry a stale response is served at once (X-Larder-Cache:
+    /// GRACE) while one background request refreshes it (a response's own
+    /// stale-while-revalidate wins; no-cache, must-revalidate, proxy-revalidate and
+    /// s-maxage forbid it). 0 revalidates before serving, as HTTP does by default.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub origin_grace: u64,
     /// Milliseconds allowed for an origin fetch up to the response head, and for each wait
     /// for body bytes after it; 504 Gateway Timeout when exceeded before the head.
     #[arg(long, default_value_t = 10_000)]
@@ -193,6 +199,7 @@ impl Flags {
             let mut o = crate::origin::OriginConfig::new(origins);
             o.defaults.ttl = Duration::from_secs(self.origin_default_ttl);
             o.defaults.stale_if_error = Duration::from_secs(self.origin_stale_if_error);
+            o.defaults.stale_while_revalidate = Duration::from_secs(self.origin_grace);
             o.timeout = Duration::from_millis(self.origin_timeout_ms);
             o.max_idle_per_origin = self.origin_max_idle;
             o.max_head_bytes = self.origin_max_head_kb << 10;

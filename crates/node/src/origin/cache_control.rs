@@ -1,5 +1,5 @@
 //! The `Cache-Control` directives of a response that a shared cache acts on (RFC 9111
-//! §5.2.2, and `stale-if-error` from RFC 5861). Unknown directives are ignored, as the
+//! §5.2.2, and `stale-while-revalidate` and `stale-if-error` from RFC 5861). Unknown directives are ignored, as the
 //! RFC requires; a directive given twice keeps its first value.
 
 /// The directives found in every `Cache-Control` field of one response.
@@ -17,6 +17,8 @@ pub struct Directives {
     pub proxy_revalidate: bool,
     /// RFC 5861: seconds past expiry a stale response may stand in for an origin error.
     pub stale_if_error: Option<u64>,
+    /// RFC 5861: seconds past expiry a stale response may be served while it is refreshed.
+    pub stale_while_revalidate: Option<u64>,
 }
 
 impl Directives {
@@ -37,6 +39,9 @@ impl Directives {
                     "max-age" => d.max_age = d.max_age.or_else(secs),
                     "s-maxage" => d.s_maxage = d.s_maxage.or_else(secs),
                     "stale-if-error" => d.stale_if_error = d.stale_if_error.or_else(secs),
+                    "stale-while-revalidate" => {
+                        d.stale_while_revalidate = d.stale_while_revalidate.or_else(secs)
+                    }
                     "no-store" => d.no_store = true,
                     "no-cache" => d.no_cache = true,
                     "private" => d.private = true,
@@ -95,6 +100,9 @@ mod tests {
         let d = parse(&["no-cache=\"Set-Cookie, X-A\", private", "stale-if-error=120"]);
         assert!(d.no_cache && d.private);
         assert_eq!(d.stale_if_error, Some(120));
+        let d = parse(&["max-age=0, Stale-While-Revalidate=600", "stale-while-revalidate=1"]);
+        assert_eq!((d.max_age, d.stale_while_revalidate), (Some(0), Some(600)));
+        assert_eq!(parse(&["stale-while-revalidate"]).stale_while_revalidate, None);
     }
 
     #[test]

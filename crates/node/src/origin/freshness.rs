@@ -19,6 +19,10 @@
 //! - A stale response stands in for an origin error (unreachable, timeout, 500, 502, 503,
 //!   504) for `stale-if-error` seconds past expiry: the response's directive (RFC 5861)
 //!   when it has one, the configured default otherwise.
+//! - A stale response is served while it is refreshed in the background for
+//!   `stale-while-revalidate` seconds past expiry (RFC 5861): the response's directive, else
+//!   the configured default grace. `no-cache`, `must-revalidate`, `proxy-revalidate` and
+//!   `s-maxage` forbid it, as they forbid serving stale on an error.
 
 use super::cache_control::Directives;
 use super::cookies::sets_cookie;
@@ -49,6 +53,8 @@ pub struct Defaults {
     pub ttl: Duration,
     /// How long past expiry a stale response may stand in for an origin error.
     pub stale_if_error: Duration,
+    /// How long past expiry a stale response may be served while it is refreshed (grace).
+    pub stale_while_revalidate: Duration,
 }
 
 /// Why a response is not stored.
@@ -85,6 +91,8 @@ pub struct Freshness {
     /// Never serve stale (`must-revalidate`, `proxy-revalidate`, `s-maxage`).
     pub must_revalidate: bool,
     pub stale_if_error: Duration,
+    /// How long past expiry it may be served while a refresh is under way (RFC 5861).
+    pub stale_while_revalidate: Duration,
 }
 
 impl Freshness {
@@ -97,6 +105,7 @@ impl Freshness {
             no_cache: true,
             must_revalidate: true,
             stale_if_error: Duration::ZERO,
+            stale_while_revalidate: Duration::ZERO,
         }
     }
 
@@ -113,6 +122,13 @@ impl Freshness {
     /// Whether the (stale) response may stand in for an origin error at `now`.
     pub fn usable_on_error(&self, now: SystemTime) -> bool {
         !self.must_revalidate && self.age(now) < self.lifetime + self.stale_if_error
+    }
+
+    /// Whether the (stale) response may be served at `now` while it is refreshed.
+    pub fn usable_while_revalidating(&self, now: SystemTime) -> bool {
+        !self.no_cache
+            && !self.must_revalidate
+            && self.age(now) < self.lifetime + self.stale_while_revalidate
     }
 }
 
@@ -160,6 +176,9 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
         no_cache: cc.no_cache,
         must_revalidate: cc.must_revalidate || cc.proxy_revalidate || cc.s_maxage.is_some(),
         stale_if_error: cc.stale_if_error.map_or(defaults.stale_if_error, Duration::from_secs),
+        stale_while_revalidate: cc
+            .stale_while_revalidate
+            .map_or(defaults.stale_while_revalidate, Duration::from_secs),
     })
 }
 
@@ -188,8 +207,11 @@ mod tests {
     use super::*;
     use http1::format_http_date;
 
-    const D: Defaults =
-        Defaults { ttl: Duration::from_secs(100), stale_if_error: Duration::from_secs(50) };
+    const D: Defaults = Defaults {
+        ttl: Duration::from_secs(100),
+        stale_if_error: Duration::from_secs(50),
+        stale_while_revalidate: Duration::from_secs(20),
+    };
 
     fn at(secs: u64) -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs)
@@ -306,5 +328,23 @@ mod tests {
         let f = decide_at(200, &[cc("max-age=10, must-revalidate")]).unwrap();
         assert!(!f.usable_on_error(at(11)));
         assert!(!Freshness::none(at(0)).usable_on_error(at(0)));
+    }
+
+    #[test]
+    fn stale_while_revalidate_window() {
+        let f = decide_at(200, &[cc("max-age=10")]).unwrap();
+        assert!(!f.is_fresh(at(10)) && f.usable_while_revalidating(at(10)));
+        assert!(f.usable_while_revalidating(at(29)) && !f.usable_while_revalidating(at(30)));
+        let f = decide_at(200, &[cc("max-age=0, stale-while-revalidate=600")]).unwrap();
+        assert!(!f.is_fresh(at(0)) && f.usable_while_revalidating(at(0)));
+        assert!(f.usable_while_revalidating(at(599)) && !f.usable_while_revalidating(at(600)));
+        let f = decide_at(200, &[cc("max-age=10, stale-while-revalidate=0")]).unwrap();
+        assert!(!f.usable_while_revalidating(at(10)), "the response's own zero wins");
+        for forbids in ["no-cache", "must-revalidate", "proxy-revalidate", "s-maxage=10"] {
+            let v = format!("max-age=10, stale-while-revalidate=600, {forbids}");
+            let f = decide_at(200, &[cc(&v)]).unwrap();
+            assert!(!f.usable_while_revalidating(at(11)), "{forbids}");
+        }
+        assert!(!Freshness::none(at(0)).usable_while_revalidating(at(0)));
     }
 }

@@ -1,4 +1,5 @@
-//! One request through a caching node: fresh from the store, else the body already
+//! One request through a caching node: fresh from the store, else a stale copy within its
+//! grace (served at once, refreshed in the background: `grace.rs`), else the body already
 //! arriving for the target, else one fetch for all concurrent requests for the target
 //! (`single_flight`), then the answer: the shared stored or filling response, this request's own (uncacheable or relayed) response, a stale copy
 //! standing in for a failed origin, or 502/504 with the reason.
@@ -6,6 +7,7 @@
 use super::fetch::{fetch, Fetched, How, Outcome, Own};
 use super::fields::{end_to_end, Field};
 use super::filling::Filling;
+use super::grace;
 use super::partial::{range_of, ranged, validators};
 use super::relay::{Relay, Source};
 use super::state::OriginState;
@@ -30,7 +32,7 @@ const NOT_MODIFIED_FIELDS: &[&str] =
     &["cache-control", "content-location", "etag", "expires", "vary", "last-modified"];
 
 pub async fn serve(
-    node: &NodeState,
+    node: &Rc<NodeState>,
     origin: &OriginState,
     req: &RequestHead,
     ctx: &ReplyCtx,
@@ -51,6 +53,11 @@ pub async fn serve(
     if let Some(s) = cached.as_ref().filter(|s| s.freshness.is_fresh(now)) {
         Counters::add(&node.counters.hits, 1);
         return to.stored(s, How::Hit, out);
+    }
+    if let Some(s) = cached.as_ref().filter(|s| s.freshness.usable_while_revalidating(now)) {
+        Counters::add(&node.counters.hits, 1);
+        grace::refresh(node, target, req, s);
+        return to.stored(s, How::Grace, out);
     }
     Counters::add(&node.counters.misses, 1);
     if let Some(fill) = origin.upstream.fills.for_request(target, req) {
