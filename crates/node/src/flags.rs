@@ -28,7 +28,9 @@ pub struct Flags {
     /// Every method but GET and HEAD (POST, PUT, DELETE, …) is passed to the origin with its
     /// body streamed (up to --max-body-bytes) and its answer relayed, never stored; a 2xx
     /// or 3xx answer to an unsafe one drops the stored URL (and same-origin Location and
-    /// Content-Location).
+    /// Content-Location). A single Range (bytes=a-b, a-, -n) on a stored 200 is answered
+    /// 206 from the store (416 beyond its end); several ranges, a Range on a miss whose
+    /// body is still arriving, or an If-Range that does not match get the whole 200.
     #[arg(long, value_name = "URL", conflicts_with = "docroot")]
     pub origin: Vec<String>,
     /// An origin response that sets a cookie (Set-Cookie) is never stored by default: only
@@ -73,6 +75,12 @@ pub struct Flags {
     /// on to clients). false ignores both fields.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub origin_targeted_cache_control: bool,
+    /// Grace: seconds past expiry a stale response is served at once (X-Larder-Cache:
+    /// GRACE) while one background request refreshes it (a response's own
+    /// stale-while-revalidate wins; no-cache, must-revalidate, proxy-revalidate and
+    /// s-maxage forbid it). 0 revalidates before serving, as HTTP does by default.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub origin_grace: u64,
     /// Milliseconds allowed for an origin fetch up to the response head, and for each wait
     /// for body bytes after it; 504 Gateway Timeout when exceeded before the head.
     #[arg(long, default_value_t = 10_000)]
@@ -210,6 +218,7 @@ impl Flags {
             o.defaults.targeted = self.origin_targeted_cache_control;
             o.defaults.heuristic_percent = self.origin_heuristic_percent;
             o.defaults.heuristic_max = Duration::from_secs(self.origin_heuristic_max_secs);
+            o.defaults.stale_while_revalidate = Duration::from_secs(self.origin_grace);
             o.timeout = Duration::from_millis(self.origin_timeout_ms);
             o.max_idle_per_origin = self.origin_max_idle;
             o.max_head_bytes = self.origin_max_head_kb << 10;

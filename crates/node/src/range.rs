@@ -1,4 +1,8 @@
-//! The `Range` header, single byte ranges only (RFC 9110 §14).
+//! The `Range` header, single byte ranges only (RFC 9110 §14): parsed here once for every
+//! representation the node answers ranges of (files, stored origin responses).
+
+use crate::conditional::{if_range_allows, Validators};
+use http1::RequestHead;
 
 /// What to send for a `Range` request on a representation of a given length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +60,27 @@ pub fn parse_range(value: &[u8], len: u64) -> RangeRequest {
         return RangeRequest::Unsatisfiable;
     }
     RangeRequest::Partial { start, end: end.min(len - 1) }
+}
+
+/// The range `head` asks of a representation of `len` bytes with validators `v`: `Full`
+/// without `Range`, or when its `If-Range` does not match (the client's partial copy is of
+/// another version, so it gets the whole of this one). The caller decides which methods
+/// ranges apply to.
+pub fn requested(head: &RequestHead, v: Validators<'_>, len: u64) -> RangeRequest {
+    match head.header("range") {
+        Some(r) if if_range_allows(head, v) => parse_range(r, len),
+        _ => RangeRequest::Full,
+    }
+}
+
+/// The `Content-Range` of a 206 carrying bytes `start..=end` of `len`.
+pub fn content_range(start: u64, end: u64, len: u64) -> String {
+    format!("bytes {start}-{end}/{len}")
+}
+
+/// The `Content-Range` of a 416: the length the range missed.
+pub fn unsatisfied(len: u64) -> String {
+    format!("bytes */{len}")
 }
 
 #[cfg(test)]

@@ -2,11 +2,11 @@
 //! and ranges, then the body from the content cache, from the page cache without blocking
 //! (preadv2 RWF_NOWAIT), or from a helper thread; large bodies are streamed afterwards.
 
-use crate::conditional::{if_range_allows, not_modified, Validators};
+use crate::conditional::{not_modified, Validators};
 use crate::disk;
 use crate::path::SafePath;
 use crate::pool::PoolGone;
-use crate::range::{parse_range, RangeRequest};
+use crate::range::{self, RangeRequest};
 use crate::reply::{begin, error, FileStream, Reply, ReplyCtx, SharedBody};
 use crate::state::{BodyKey, CachedBody, NodeState, PathEntry};
 use crate::translate::{translate, FileMeta, Translation};
@@ -94,15 +94,16 @@ async fn serve_file(
             relay: None,
         };
     }
-    let range = match head.header("range") {
-        Some(r) if head.method == Method::Get && if_range_allows(head, v) => parse_range(r, len),
-        _ => RangeRequest::Full,
+    let range = if head.method == Method::Get {
+        range::requested(head, v, len)
+    } else {
+        RangeRequest::Full
     };
     let (status, start, count) = match range {
         RangeRequest::Full => (Status::OK, 0, len),
         RangeRequest::Partial { start, end } => (Status::PARTIAL_CONTENT, start, end - start + 1),
         RangeRequest::Unsatisfiable => {
-            let cr = format!("bytes */{len}");
+            let cr = range::unsatisfied(len);
             return error(
                 node,
                 out,
@@ -126,7 +127,7 @@ async fn serve_file(
     h.raw_lines(&meta.header_lines);
     h.header_u64("Content-Length", count);
     if status == Status::PARTIAL_CONTENT {
-        let cr = format!("bytes {}-{}/{}", start, start + count - 1, len);
+        let cr = range::content_range(start, start + count - 1, len);
         h.header("Content-Range", cr.as_bytes());
     }
     h.finish();

@@ -14,8 +14,9 @@ use std::net::SocketAddr;
 /// With --origin the node is a cache in front of web servers instead: it serves what it
 /// holds and fetches misses from the origins over pooled keep-alive connections, keeping
 /// responses as HTTP caching allows (Cache-Control, Expires, Age, Vary, revalidation with
-/// 304, stale-if-error). Concurrent misses for one URL cause one origin request.
-/// Responses carry X-Larder-Cache: HIT, MISS, REVALIDATED, STALE or PASS.
+/// 304, stale-if-error, stale-while-revalidate). Concurrent misses for one URL cause one
+/// origin request. A single Range on a stored object is answered 206 from the store.
+/// Responses carry X-Larder-Cache: HIT, MISS, REVALIDATED, STALE, GRACE or PASS.
 #[derive(Parser, Debug)]
 pub struct Args {
     /// Address to listen on.

@@ -1,5 +1,5 @@
 //! The `Cache-Control` directives of a response that a shared cache acts on (RFC 9111
-//! §5.2.2, and `stale-if-error` from RFC 5861). Unknown directives are ignored, as the
+//! §5.2.2, and `stale-while-revalidate` and `stale-if-error` from RFC 5861). Unknown directives are ignored, as the
 //! RFC requires; a directive given twice keeps its first value.
 //!
 //! The targeted fields of RFC 9213 (`CDN-Cache-Control`, `Larder-Cache-Control`) carry the
@@ -21,6 +21,8 @@ pub struct Directives {
     pub proxy_revalidate: bool,
     /// RFC 5861: seconds past expiry a stale response may stand in for an origin error.
     pub stale_if_error: Option<u64>,
+    /// RFC 5861: seconds past expiry a stale response may be served while it is refreshed.
+    pub stale_while_revalidate: Option<u64>,
 }
 
 impl Directives {
@@ -52,6 +54,9 @@ impl Directives {
             "max-age" => self.max_age = number(self.max_age),
             "s-maxage" => self.s_maxage = number(self.s_maxage),
             "stale-if-error" => self.stale_if_error = number(self.stale_if_error),
+            "stale-while-revalidate" => {
+                self.stale_while_revalidate = number(self.stale_while_revalidate)
+            }
             "no-store" => self.no_store = on,
             "no-cache" => self.no_cache = on,
             "private" => self.private = on,
@@ -274,6 +279,9 @@ mod tests {
         let d = parse(&["no-cache=\"Set-Cookie, X-A\", private", "stale-if-error=120"]);
         assert!(d.no_cache && d.private);
         assert_eq!(d.stale_if_error, Some(120));
+        let d = parse(&["max-age=0, Stale-While-Revalidate=600", "stale-while-revalidate=1"]);
+        assert_eq!((d.max_age, d.stale_while_revalidate), (Some(0), Some(600)));
+        assert_eq!(parse(&["stale-while-revalidate"]).stale_while_revalidate, None);
     }
 
     fn targeted(values: &[&str]) -> Option<Directives> {

@@ -86,7 +86,7 @@ pub enum SetCookie {
 pub struct OriginConfig {
     /// Tried in order: a request goes to the next when one cannot be reached.
     pub origins: Vec<OriginUrl>,
-    /// Freshness and stale-if-error for responses that do not state them.
+    /// Freshness, stale-if-error and grace for responses that do not state them.
     pub defaults: Defaults,
     /// Bound on one fetch from connect to the end of the response head, and on each wait
     /// for body bytes after it (504 when exceeded before the head).
@@ -121,6 +121,11 @@ impl OriginConfig {
                 targeted: true,
                 heuristic_percent: 10,
                 heuristic_max: Duration::from_secs(86_400),
+                // No grace unless the response asks for it: a stale object is revalidated
+                // before it is served, as before grace existed (nginx, Squid and CDNs
+                // honour only the origin's stale-while-revalidate; Varnish's 10 s is its
+                // own default, and the origin experiment's Varnish caches nothing).
+                stale_while_revalidate: Duration::ZERO,
             },
             timeout: Duration::from_secs(10),
             max_idle_per_origin: 32,

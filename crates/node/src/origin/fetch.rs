@@ -33,6 +33,9 @@ pub enum How {
     Revalidated,
     /// Stale, served because the origin failed.
     Stale,
+    /// Stale, served at once within its grace (`stale-while-revalidate`) while it is
+    /// refreshed in the background.
+    Grace,
     /// From the origin, not stored (not cacheable, or too large).
     Pass,
 }
@@ -44,6 +47,7 @@ impl How {
             How::Miss => b"MISS",
             How::Revalidated => b"REVALIDATED",
             How::Stale => b"STALE",
+            How::Grace => b"GRACE",
             How::Pass => b"PASS",
         }
     }

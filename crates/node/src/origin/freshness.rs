@@ -22,6 +22,10 @@
 //! - A stale response stands in for an origin error (unreachable, timeout, 500, 502, 503,
 //!   504) for `stale-if-error` seconds past expiry: the response's directive (RFC 5861)
 //!   when it has one, the configured default otherwise.
+//! - A stale response is served while it is refreshed in the background for
+//!   `stale-while-revalidate` seconds past expiry (RFC 5861): the response's directive, else
+//!   the configured default grace. `no-cache`, `must-revalidate`, `proxy-revalidate` and
+//!   `s-maxage` forbid it, as they forbid serving stale on an error.
 
 use super::cache_control::Directives;
 use super::cookies::sets_cookie;
@@ -65,6 +69,8 @@ pub struct Defaults {
     /// `Expires` for this cache, so an origin can give its CDN a policy other than the
     /// browsers' (which still get `Cache-Control` as sent).
     pub targeted: bool,
+    /// How long past expiry a stale response may be served while it is refreshed (grace).
+    pub stale_while_revalidate: Duration,
 }
 
 /// The targeted fields (RFC 9213) this cache obeys, the more specific first.
@@ -104,6 +110,8 @@ pub struct Freshness {
     /// Never serve stale (`must-revalidate`, `proxy-revalidate`, `s-maxage`).
     pub must_revalidate: bool,
     pub stale_if_error: Duration,
+    /// How long past expiry it may be served while a refresh is under way (RFC 5861).
+    pub stale_while_revalidate: Duration,
 }
 
 impl Freshness {
@@ -116,6 +124,7 @@ impl Freshness {
             no_cache: true,
             must_revalidate: true,
             stale_if_error: Duration::ZERO,
+            stale_while_revalidate: Duration::ZERO,
         }
     }
 
@@ -135,6 +144,13 @@ impl Freshness {
         !self.must_revalidate
             && !self.no_cache
             && self.age(now) < self.lifetime + self.stale_if_error
+    }
+
+    /// Whether the (stale) response may be served at `now` while it is refreshed.
+    pub fn usable_while_revalidating(&self, now: SystemTime) -> bool {
+        !self.no_cache
+            && !self.must_revalidate
+            && self.age(now) < self.lifetime + self.stale_while_revalidate
     }
 }
 
@@ -188,6 +204,9 @@ pub fn decide(x: &Exchange<'_>, defaults: Defaults) -> Result<Freshness, NotStor
         no_cache: cc.no_cache,
         must_revalidate: cc.must_revalidate || cc.proxy_revalidate || cc.s_maxage.is_some(),
         stale_if_error: cc.stale_if_error.map_or(defaults.stale_if_error, Duration::from_secs),
+        stale_while_revalidate: cc
+            .stale_while_revalidate
+            .map_or(defaults.stale_while_revalidate, Duration::from_secs),
     })
 }
 
@@ -246,6 +265,7 @@ mod tests {
         targeted: true,
         heuristic_percent: 10,
         heuristic_max: Duration::from_secs(3000),
+        stale_while_revalidate: Duration::from_secs(20),
     };
 
     fn at(secs: u64) -> SystemTime {
@@ -442,5 +462,23 @@ mod tests {
         let f = decide_at(200, &[cc("max-age=2, no-cache")]).unwrap();
         assert!(!f.usable_on_error(at(3)), "no-cache is used only once validated");
         assert!(!Freshness::none(at(0)).usable_on_error(at(0)));
+    }
+
+    #[test]
+    fn stale_while_revalidate_window() {
+        let f = decide_at(200, &[cc("max-age=10")]).unwrap();
+        assert!(!f.is_fresh(at(10)) && f.usable_while_revalidating(at(10)));
+        assert!(f.usable_while_revalidating(at(29)) && !f.usable_while_revalidating(at(30)));
+        let f = decide_at(200, &[cc("max-age=0, stale-while-revalidate=600")]).unwrap();
+        assert!(!f.is_fresh(at(0)) && f.usable_while_revalidating(at(0)));
+        assert!(f.usable_while_revalidating(at(599)) && !f.usable_while_revalidating(at(600)));
+        let f = decide_at(200, &[cc("max-age=10, stale-while-revalidate=0")]).unwrap();
+        assert!(!f.usable_while_revalidating(at(10)), "the response's own zero wins");
+        for forbids in ["no-cache", "must-revalidate", "proxy-revalidate", "s-maxage=10"] {
+            let v = format!("max-age=10, stale-while-revalidate=600, {forbids}");
+            let f = decide_at(200, &[cc(&v)]).unwrap();
+            assert!(!f.usable_while_revalidating(at(11)), "{forbids}");
+        }
+        assert!(!Freshness::none(at(0)).usable_while_revalidating(at(0)));
     }
 }

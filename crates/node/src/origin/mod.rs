@@ -17,7 +17,10 @@
 //! - `fetch.rs`: one fetch (conditional when revalidating) and what it yields;
 //!   `filling.rs`: a cacheable body arriving, relayed to every request that wants it;
 //!   `serve.rs`: one request (hit, coalesced miss, stale-if-error, 502/504);
-//!   `relay.rs`: large or uncacheable bodies relayed to one client as they arrive.
+//!   `relay.rs`: large or uncacheable bodies relayed to one client as they arrive;
+//!   `grace.rs`: a stale copy served within its `stale-while-revalidate` window while one
+//!   background fetch refreshes it;
+//!   `partial.rs`: which byte range of a stored response a request gets (206, 416).
 //! - `pass.rs`: a request of any other method (POST, PUT, DELETE, …) passed to the origin
 //!   with its body streamed, the response relayed to that client alone and never stored;
 //!   `invalidate.rs`: what a successful unsafe request drops (RFC 9111 §4.4), and the
@@ -34,8 +37,10 @@ mod fetch;
 pub mod fields;
 mod filling;
 pub mod freshness;
+mod grace;
 mod hit_for_miss;
 mod invalidate;
+mod partial;
 mod pass;
 mod relay;
 mod serve;

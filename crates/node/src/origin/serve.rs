@@ -1,4 +1,5 @@
-//! One request through a caching node: fresh from the store, else the body already
+//! One request through a caching node: fresh from the store, else a stale copy within its
+//! grace (served at once, refreshed in the background: `grace.rs`), else the body already
 //! arriving for the target, else one fetch for all concurrent requests for the target
 //! (`single_flight`), then the answer: the shared stored or filling response, this request's own (uncacheable or relayed) response, a stale copy
 //! standing in for a failed origin, or 502/504 with the reason.
@@ -6,27 +7,33 @@
 use super::fetch::{fetch, Fetched, How, Outcome, Own};
 use super::fields::{end_to_end, first, Field};
 use super::filling::Filling;
+use super::grace;
+use super::partial::{range_of, ranged, validators};
 use super::relay::{Relay, Source};
 use super::state::OriginState;
 use super::store::Stored;
-use crate::conditional::{not_modified, Validators};
+use crate::conditional::not_modified;
+use crate::range::{content_range, unsatisfied, RangeRequest};
 use crate::reply::{begin, begin_dated, error, simple, Reply, ReplyCtx, SharedBody};
 use crate::state::NodeState;
 use crate::stats::Counters;
 use http1::{RequestHead, ResponseHead, Status, Version};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// Fields of a stored or relayed response the node writes itself (the origin's `Date` is
 /// kept: [`begin_dated`] writes it first).
 const REWRITTEN: &[&str] = &["date", "server", "age", "content-length", "x-larder-cache"];
+/// Fields of a stored response the node also writes itself: whether ranges are accepted is
+/// the cache's to say, and a 206 carries the node's own `Content-Range`.
+const RANGE_FIELDS: &[&str] = &["accept-ranges", "content-range"];
 /// The fields a 304 to the client repeats (RFC 9110 §15.4.5).
 const NOT_MODIFIED_FIELDS: &[&str] =
     &["cache-control", "content-location", "etag", "expires", "vary", "last-modified"];
 
 pub async fn serve(
-    node: &NodeState,
+    node: &Rc<NodeState>,
     origin: &OriginState,
     req: &RequestHead,
     ctx: &ReplyCtx,
@@ -47,6 +54,11 @@ pub async fn serve(
     if let Some(s) = cached.as_ref().filter(|s| s.freshness.is_fresh(now)) {
         Counters::add(&node.counters.hits, 1);
         return to.stored(s, How::Hit, out);
+    }
+    if let Some(s) = cached.as_ref().filter(|s| s.freshness.usable_while_revalidating(now)) {
+        Counters::add(&node.counters.hits, 1);
+        grace::refresh(node, target, req, s);
+        return to.stored(s, How::Grace, out);
     }
     Counters::add(&node.counters.misses, 1);
     if let Some(fill) = origin.upstream.fills.for_request(target, req) {
@@ -141,10 +153,18 @@ impl<'a> Answer<'a> {
     }
 
     /// The head of a response made from `s` (stored, filling, or this request's own) with
-    /// a body of `len` bytes, or 304 when the client's own validators match a cached 200;
-    /// the status, and whether the body is to be sent.
-    fn head_of(&self, s: &Stored, how: How, len: u64, out: &mut Vec<u8>) -> (Status, bool) {
-        if how != How::Pass && s.status == 200 && self.client_has_it(s) {
+    /// a body of `len` bytes, or of its bytes `part` (inclusive) with 206, or 304 when the
+    /// client's own validators match a cached 200; the status, and whether the body is to
+    /// be sent.
+    fn head_of(
+        &self,
+        s: &Stored,
+        how: How,
+        len: u64,
+        part: Option<(u64, u64)>,
+        out: &mut Vec<u8>,
+    ) -> (Status, bool) {
+        if part.is_none() && self.answers_not_modified(s, how) {
             let mut h = begin(self.node, out, Status::NOT_MODIFIED, self.ctx);
             for (name, value) in &s.fields {
                 if NOT_MODIFIED_FIELDS.iter().any(|n| n.eq_ignore_ascii_case(name)) {
@@ -156,30 +176,39 @@ impl<'a> Answer<'a> {
             h.finish();
             return (Status::NOT_MODIFIED, false);
         }
-        let status = Status::new(s.status).unwrap_or(Status::BAD_GATEWAY);
+        let status = match part {
+            Some(_) => Status::PARTIAL_CONTENT,
+            None => Status::new(s.status).unwrap_or(Status::BAD_GATEWAY),
+        };
         let mut h = begin_dated(self.node, out, status, self.ctx, first(&s.fields, "date"));
-        write_fields(&mut h, &s.fields);
+        let ranged = ranged(s, how);
+        write_fields_except(&mut h, &s.fields, if ranged { RANGE_FIELDS } else { &[] });
         write_fields(&mut h, &self.cookies);
         if how != How::Pass {
             h.header_u64("Age", s.freshness.age(SystemTime::now()).as_secs());
         }
+        if ranged {
+            h.header("Accept-Ranges", b"bytes");
+        }
         h.header("X-Larder-Cache", how.as_bytes());
+        let count = match part {
+            Some((start, end)) => {
+                h.header("Content-Range", content_range(start, end, len).as_bytes());
+                end - start + 1
+            }
+            None => len,
+        };
         if !status.forbids_body() {
-            h.header_u64("Content-Length", len);
+            h.header_u64("Content-Length", count);
         }
         h.finish();
-        (status, !status.forbids_body() && !self.ctx.head_only && len > 0)
+        (status, !status.forbids_body() && !self.ctx.head_only && count > 0)
     }
 
-    /// The client's If-None-Match (or If-Modified-Since) matches the cached response.
-    fn client_has_it(&self, s: &Stored) -> bool {
-        let etag = s.etag().and_then(|e| std::str::from_utf8(e).ok()).unwrap_or("");
-        let modified_secs = s
-            .last_modified()
-            .and_then(|v| http1::parse_http_date(std::str::from_utf8(v).ok()?.trim()).ok())
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(u64::MAX, |d| d.as_secs());
-        not_modified(self.req, Validators { etag, modified_secs })
+    /// Whether a 304 answers: the client's If-None-Match (or If-Modified-Since) matches a
+    /// cached 200. Checked before `Range`, as RFC 9110 §13.2.2 orders.
+    fn answers_not_modified(&self, s: &Stored, how: How) -> bool {
+        how != How::Pass && s.status == 200 && not_modified(self.req, validators(s))
     }
 
     fn reply(&self, status: Status, body_bytes: u64) -> Reply {
@@ -193,18 +222,37 @@ impl<'a> Answer<'a> {
         }
     }
 
-    /// A complete response with its body from memory.
+    /// A complete response with its body from memory, or the range of it asked for (the
+    /// stored bytes shared, not copied).
     fn stored(&self, s: &Stored, how: How, out: &mut Vec<u8>) -> Reply {
         let len = s.body.len();
-        let (status, send) = self.head_of(s, how, len as u64, out);
-        let mut reply = self.reply(status, if send { len as u64 } else { 0 });
-        reply.shared = send.then(|| SharedBody { bytes: s.body.clone(), start: 0, end: len });
+        let range = if self.answers_not_modified(s, how) {
+            RangeRequest::Full
+        } else {
+            range_of(self.req, s, how)
+        };
+        let part = match range {
+            RangeRequest::Full => None,
+            RangeRequest::Partial { start, end } => Some((start, end)),
+            RangeRequest::Unsatisfiable => {
+                let cr = unsatisfied(len as u64);
+                let fields: &[(&str, &[u8])] =
+                    &[("Content-Range", cr.as_bytes()), ("X-Larder-Cache", how.as_bytes())];
+                return error(self.node, out, Status::RANGE_NOT_SATISFIABLE, self.ctx, fields);
+            }
+        };
+        let (status, send) = self.head_of(s, how, len as u64, part, out);
+        // `range` bounds `part` within the body.
+        let (start, end) = part.map_or((0, len), |(a, b)| (a as usize, b as usize + 1));
+        let mut reply = self.reply(status, if send { (end - start) as u64 } else { 0 });
+        reply.shared = send.then(|| SharedBody { bytes: s.body.clone(), start, end });
         reply
     }
 
     /// A response whose body is still arriving: the head now, the body as it fills.
     fn filling(&self, f: &Rc<Filling>, out: &mut Vec<u8>) -> Reply {
-        let (status, send) = self.head_of(&f.meta, How::Miss, f.len, out);
+        // Its body is not all here: a `Range` is answered with the whole (200).
+        let (status, send) = self.head_of(&f.meta, How::Miss, f.len, None, out);
         let mut reply = self.reply(status, if send { f.len } else { 0 });
         let body = Source::Fill(f.reader());
         reply.relay = send.then(|| Relay { prefix: Vec::new(), body, chunked: false });
@@ -259,8 +307,14 @@ pub(super) fn failed(
 }
 
 fn write_fields(h: &mut ResponseHead<'_>, fields: &[Field]) {
+    write_fields_except(h, fields, &[]);
+}
+
+/// The fields but those the node writes itself and those named in `also`.
+fn write_fields_except(h: &mut ResponseHead<'_>, fields: &[Field], also: &[&str]) {
+    let ours = |name: &str| REWRITTEN.iter().chain(also).any(|r| r.eq_ignore_ascii_case(name));
     for (name, value) in fields {
-        if !REWRITTEN.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+        if !ours(name) {
             h.header(name, value);
         }
     }

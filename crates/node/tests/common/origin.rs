@@ -14,7 +14,7 @@ pub fn caching_node(origins: &[String], tune: impl FnOnce(&mut OriginConfig)) ->
     TestNode::start(move |cfg| cfg.origin = Some(o))
 }
 
-/// `X-Larder-Cache`: HIT, MISS, REVALIDATED, STALE or PASS.
+/// `X-Larder-Cache`: HIT, MISS, REVALIDATED, STALE, GRACE or PASS.
 pub fn cache_status(r: &Response) -> &str {
     r.header("x-larder-cache").unwrap_or("")
 }
