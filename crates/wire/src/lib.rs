@@ -39,6 +39,7 @@ pub mod invalidation;
 pub mod latency;
 pub mod load_report;
 pub mod percent;
+pub mod purge;
 pub mod ready;
 pub mod router_stats;
 pub mod target_digest;
@@ -46,9 +47,13 @@ pub mod target_hint;
 
 pub use civil::CivilTime;
 pub use exposition::{Exposition, METRICS_CONTENT_TYPE};
-pub use invalidation::{Invalidation, InvalidationError, INVALIDATE_PATH};
+pub use invalidation::{
+    Invalidation, InvalidationError, InvalidationOutcome, Mode as InvalidationMode,
+    Scope as InvalidationScope, INVALIDATE_PATH,
+};
 pub use latency::{LatencyHistogram, LATENCY_BOUNDS_SECONDS};
 pub use load_report::{LoadReport, LOAD_REPORT_PATH};
+pub use purge::{PurgeReport, PurgeRequest, PURGE_HEADER, PURGE_METHOD};
 pub use ready::{NodeReady, RouterReady};
 pub use router_stats::RouterStats;
 pub use target_digest::TargetDigest;

@@ -12,7 +12,8 @@ use http1::RequestHead;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
-use wire::TargetHint;
+use std::time::SystemTime;
+use wire::{Invalidation, InvalidationMode, InvalidationScope, TargetHint};
 
 /// A complete origin response as stored and served.
 #[derive(Debug)]
@@ -44,6 +45,21 @@ impl Stored {
     fn bytes(&self, key: &str) -> u64 {
         let fields: usize = self.fields.iter().map(|(n, v)| n.len() + v.len() + 4).sum();
         (key.len() + fields + self.body.len() + 128) as u64
+    }
+}
+
+/// A copy of `s` whose freshness ended at `now` (a soft purge), its stale-if-error
+/// window counted from then.
+fn stale_from(s: &Stored, now: SystemTime) -> Stored {
+    let mut freshness = s.freshness;
+    freshness.lifetime = freshness.lifetime.min(freshness.age(now));
+    Stored {
+        status: s.status,
+        fields: s.fields.clone(),
+        body: Arc::clone(&s.body),
+        freshness,
+        vary: s.vary.clone(),
+        vary_key: s.vary_key.clone(),
     }
 }
 
@@ -159,6 +175,42 @@ impl ObjectStore {
         }
         self.changes.set(self.changes.get() + 1);
         true
+    }
+
+    /// Apply a purge: drop, or mark stale at `now`, every stored response `inv` names
+    /// (its target exactly with each variant, or every target starting with it). A
+    /// stale-marked response keeps its stale-if-error allowance, so the next request
+    /// revalidates and an origin error can still be answered with it. Visits every key
+    /// for anything but an exact hard drop (bounded by the store; an admin operation).
+    /// True when something was held.
+    pub fn purge(&self, inv: &Invalidation, now: SystemTime) -> bool {
+        if (inv.mode, inv.scope) == (InvalidationMode::Hard, InvalidationScope::Exact) {
+            return self.invalidate(&inv.target);
+        }
+        let variants = format!("{}\n", inv.target);
+        let named = |key: &str| match inv.scope {
+            InvalidationScope::Exact => key == inv.target || key.starts_with(&variants),
+            InvalidationScope::Prefix => key.starts_with(&inv.target),
+        };
+        let mut held = false;
+        self.lru.borrow_mut().retain(|key, entry| {
+            if !named(key) {
+                return true;
+            }
+            held = true;
+            match (inv.mode, entry) {
+                (InvalidationMode::Hard, _) => false,
+                (InvalidationMode::Soft, Entry::Object(s)) => {
+                    *s = Arc::new(stale_from(s, now));
+                    true
+                }
+                (InvalidationMode::Soft, Entry::Varies(_)) => true,
+            }
+        });
+        if held {
+            self.changes.set(self.changes.get() + 1);
+        }
+        held
     }
 
     pub fn used_bytes(&self) -> u64 {

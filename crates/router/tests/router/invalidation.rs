@@ -111,7 +111,7 @@ async fn an_unsafe_request_through_the_router_invalidates_every_node() {
         }
     }
     let mut c = Client::connect(router.addr).await;
-    let inv = wire::Invalidation { target: "/obj?v".into() };
+    let inv = wire::Invalidation::exact("/obj?v");
     c.send_raw(format!("POST {} HTTP/1.1\r\nHost: t\r\n\r\n", inv.request_target()).as_bytes())
         .await;
     assert_eq!(c.reply(false).await.expect("a reply").status, 403, "a client may not invalidate");
