@@ -221,3 +221,48 @@ impl ObjectStore {
         self.lru.borrow().capacity_bytes()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use wire::{InvalidationMode as Mode, InvalidationScope as Scope};
+
+    fn stored(at: SystemTime) -> Arc<Stored> {
+        let freshness = Freshness {
+            lifetime: Duration::from_secs(600),
+            initial_age: Duration::ZERO,
+            response_time: at,
+            no_cache: false,
+            must_revalidate: false,
+            stale_if_error: Duration::from_secs(60),
+        };
+        let body: Arc<[u8]> = Arc::from(&b"x"[..]);
+        let (fields, vary, vary_key) = (Vec::new(), Vec::new(), String::new());
+        Arc::new(Stored { status: 200, fields, body, freshness, vary, vary_key })
+    }
+
+    fn purge(target: &str, mode: Mode, scope: Scope) -> Invalidation {
+        Invalidation { target: target.into(), mode, scope }
+    }
+
+    #[test]
+    fn purges_by_prefix_and_softly() {
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let store = ObjectStore::new(1 << 20);
+        for target in ["/p/a", "/p/b?x", "/q"] {
+            store.put(target, stored(t0));
+        }
+        let now = t0 + Duration::from_secs(10);
+        assert!(store.purge(&purge("/q", Mode::Soft, Scope::Exact), now));
+        let limits = http1::Limits::default();
+        let (req, _) =
+            http1::parse_head(b"GET /q HTTP/1.1\r\nHost: h\r\n\r\n", &limits).unwrap().unwrap();
+        let q = store.get("/q", &req).unwrap();
+        assert!(!q.freshness.is_fresh(now) && q.freshness.usable_on_error(now));
+        assert!(store.purge(&purge("/p/", Mode::Hard, Scope::Prefix), now));
+        assert!(!store.purge(&purge("/p/", Mode::Hard, Scope::Prefix), now));
+        assert!(store.get("/p/a", &req).is_none() && store.get("/p/b?x", &req).is_none());
+        assert!(store.get("/q", &req).is_some());
+    }
+}
