@@ -24,7 +24,10 @@
 //!   the `prometheus-client` encoder.
 //! - [`router_stats`]: [`RouterStats`], the router's `/stats` JSON (its dashboard reads it).
 //! - [`invalidation`]: [`Invalidation`], the request a router sends to the other nodes
-//!   after an unsafe request for a target succeeded, so every node drops its copy.
+//!   after an unsafe request for a target succeeded, so every node drops its copy (or, for
+//!   a purge, marks it stale, or drops every target under a prefix).
+//! - [`purge`]: [`PurgeRequest`], the `PURGE` an operator sends a router, and
+//!   [`PurgeReport`], its answer (on how many nodes the target was held).
 //! - [`civil`]: calendar arithmetic (days ⇄ year, month, day), shared by HTTP dates and
 //!   log timestamps.
 
