@@ -32,6 +32,7 @@ enum Command {
     Bench(Box<cmd::bench::Args>),
     Route(Box<cmd::route::Args>),
     Up(cmd::up::Args),
+    Purge(cmd::purge::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -43,6 +44,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => cmd::bench::run(*args),
         Command::Route(args) => cmd::route::run(*args),
         Command::Up(args) => cmd::up::run(args),
+        Command::Purge(args) => cmd::purge::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

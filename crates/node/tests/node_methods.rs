@@ -214,7 +214,7 @@ fn the_invalidation_endpoint_drops_a_target_idempotently() {
     let node = caching_node(&[origin.url()], |_| {});
     let mut c = node.client();
     get(&mut c, "/p?q=1");
-    let inv = wire::Invalidation { target: "/p?q=1".into() };
+    let inv = wire::Invalidation::exact("/p?q=1");
     let send = |c: &mut Client| {
         c.send(format!("POST {} HTTP/1.1\r\nHost: n\r\n\r\n", inv.request_target()).as_bytes());
         c.response(false)

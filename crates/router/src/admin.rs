@@ -1,7 +1,10 @@
 //! The admin listener (127.0.0.1 by default, apart from the traffic port): `/` (the
 //! live dashboard), `/stats` (JSON), `/metrics` (Prometheus text), `/targets?top=N`
-//! (hottest targets and the nodes that hold them) and `/healthz` (for liveness and
-//! readiness probes). One request per connection; answers are small.
+//! (hottest targets and the nodes that hold them), `/healthz` (for liveness and
+//! readiness probes) and `POST /purge?target=…[&mode=soft][&scope=prefix]` (the query of a
+//! [`wire::Invalidation`]; answered like `PURGE` on the traffic listener, `purge.rs`;
+//! whoever reaches this listener may purge, as it is bound to loopback by default).
+//! One request per connection; answers are small.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,6 +62,17 @@ async fn answer(mut stream: TcpStream, cluster: &Cluster) -> std::io::Result<()>
             reply(&mut stream, Status::OK, "text/html; charset=utf-8", crate::dashboard::PAGE).await
         }
         "/healthz" => reply(&mut stream, Status::OK, "text/plain", "ok\n").await,
+        "/purge" if head.method != http1::Method::Post => {
+            let body = "a purge is POST /purge?target=/path[&mode=soft][&scope=prefix]\n";
+            reply(&mut stream, Status::METHOD_NOT_ALLOWED, "text/plain", body).await
+        }
+        "/purge" => {
+            let (status, body) = match wire::Invalidation::parse_query(head.query()) {
+                Ok(inv) => crate::purge::report(cluster, inv).await,
+                Err(e) => (Status::BAD_REQUEST, format!("{e}\n")),
+            };
+            reply(&mut stream, status, "text/plain", &body).await
+        }
         "/stats" => {
             let body = serde_json::to_string(&stats(cluster)).unwrap_or_default();
             reply(&mut stream, Status::OK, "application/json", &body).await
@@ -75,7 +89,7 @@ async fn answer(mut stream: TcpStream, cluster: &Cluster) -> std::io::Result<()>
                 &mut stream,
                 Status::NOT_FOUND,
                 "text/plain",
-                "try /, /stats, /metrics, /targets?top=N or /healthz\n",
+                "try /, /stats, /metrics, /targets?top=N, /healthz or POST /purge?target=/path\n",
             )
             .await
         }

@@ -14,6 +14,7 @@ use policy::{
 use serde::{Deserialize, Serialize};
 
 pub use crate::discovery::config::{DiscoveryConfig, DnsKind, DnsName};
+pub use crate::ip_network::IpNetwork;
 pub use crate::node_addr::NodeAddr;
 use crate::RouterError;
 use http1::ChunkLimits;
@@ -53,6 +54,11 @@ pub struct RouterConfig {
     /// serves the old object. Off for back-ends that cache nothing (they would answer
     /// each such request 404 or 405). Default is on.
     pub invalidate_nodes: bool,
+    /// The networks whose clients may send `PURGE` on the traffic listener (others get
+    /// 403): a purge empties caches, so not every client may. Default is loopback
+    /// (`127.0.0.0/8`, `::1/128`). The admin listener's `/purge` is guarded by where that
+    /// listener is bound instead.
+    pub purge_from: Vec<IpNetwork>,
     pub nodes: Vec<NodeConfig>,
     pub policy: PolicyConfig,
     pub mapping: MappingConfig,
@@ -81,6 +87,7 @@ impl Default for RouterConfig {
             via: "larder".to_string(),
             access_log: None,
             invalidate_nodes: true,
+            purge_from: IpNetwork::loopback(),
             nodes: Vec::new(),
             policy: PolicyConfig::default(),
             mapping: MappingConfig::default(),

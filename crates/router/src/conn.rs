@@ -31,6 +31,7 @@ use crate::health::Failure;
 use crate::invalidate;
 use crate::pipe_pool::PipePool;
 use crate::pools::Pools;
+use crate::purge;
 use crate::stats::Answered;
 use crate::turn;
 use crate::upstream::Pooled;
@@ -343,6 +344,21 @@ impl<S: ClientIo> Connection<S> {
         }
     }
 
+    /// A `PURGE`: answered by the router itself (`purge.rs`), never forwarded; a body
+    /// it came with is not read, so the connection then closes.
+    async fn purge(&mut self, settings: &Settings, req: &Request) -> Flow {
+        let (status, body) =
+            purge::answer(&self.cluster, self.peer.ip(), &req.target, &req.upstream_head).await;
+        let close = req.framing != BodyFraming::Empty || !req.keep_alive;
+        let sent = self.send_error(settings, Some(req), status, &body, close, "").await;
+        self.last = Instant::now();
+        if sent && !close {
+            Flow::KeepAlive
+        } else {
+            Flow::Close
+        }
+    }
+
     /// An attempt at `node` failed before its response started and is not retried: say
     /// why (502, 504, or the client's own fault) and close.
     async fn attempt_failed(
@@ -379,6 +395,9 @@ impl<S: ClientIo> Connection<S> {
             if let Err(e) = body::precheck_chunked(first_bytes, limits.chunk_limits()) {
                 return self.reject(settings, &Rejection::Chunked(e), Some(req)).await;
             }
+        }
+        if req.method == wire::PURGE_METHOD {
+            return self.purge(settings, req).await;
         }
         let start = Instant::now();
         let target = match map_target(settings, req, &mut self.path) {

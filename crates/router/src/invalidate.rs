@@ -42,7 +42,7 @@ pub(crate) fn after_response(
         return;
     }
     let timeout = settings.config.health.timeout;
-    let invalidation = Arc::new(wire::Invalidation { target: target.to_string() });
+    let invalidation = Arc::new(wire::Invalidation::exact(target));
     for (node, upstream) in cluster.probe_targets(|_| true) {
         if node == answered_by {
             continue;

@@ -32,13 +32,16 @@
 //! - `probe`: the tiny HTTP client of the router's own requests to nodes.
 //! - `invalidate`: after an unsafe request for a target succeeded through one node, the
 //!   other nodes are told to drop it ([`wire::Invalidation`]), off the client's path.
+//! - `purge`: an operator's `PURGE` (traffic listener, `purge_from` networks) or admin
+//!   `POST /purge`, sent to every node as an invalidation, answered with how many held it
+//!   ([`wire::PurgeReport`]); `ip_network`: the networks `purge_from` lists.
 //! - `discovery`: finding nodes through DNS (A/AAAA and SRV), applied through the
 //!   cluster's reload: the loop, its `config`, `resolve` (asking the nameserver),
 //!   `answers` (answers → named nodes), `state` (the last good answer kept through
 //!   errors, TTL → next round) and `view` (its `/stats` part).
 //! - `admin`: the admin listener: `/` (`dashboard`, the live page), `/stats`
 //!   (`admin_stats`, [`wire::RouterStats`]), `/metrics` (`admin_metrics`, Prometheus
-//!   text), `/targets?top=N`, `/healthz`.
+//!   text), `/targets?top=N`, `/healthz`, `POST /purge`.
 //! - `access_log`, `log`: Combined Log Format access log, JSON event lines ([`event`]).
 //! - `tls`: the TLS server configuration from PEM files (certificates by SNI).
 //! - `client_io`: what a client connection runs over (plain TCP or TLS).
@@ -75,6 +78,7 @@ mod head;
 mod health;
 mod hot;
 mod invalidate;
+pub mod ip_network;
 mod log;
 mod millis;
 mod monitor;
@@ -86,6 +90,7 @@ mod pipe_pool;
 mod poison;
 mod pools;
 mod probe;
+mod purge;
 mod spares;
 mod splice;
 mod stats;

@@ -7,6 +7,13 @@
 //! The target is the origin-form target exactly as the router forwarded it (the node keys
 //! its store by it), every byte outside the unreserved set escaped, so it survives any
 //! query it carries. Written and parsed here only.
+//!
+//! A purge (`PURGE` at the router) uses the same request with two optional parameters
+//! after the target: `&mode=soft` (mark stale rather than drop, so stale-if-error can
+//! still serve it and the next request revalidates) and `&scope=prefix` (every stored
+//! target that starts with it). Without them it is today's exact, hard invalidation, so
+//! older routers and nodes keep understanding each other. The node answers 200 with
+//! [`InvalidationOutcome`] as its body.
 
 use crate::percent::{push_escaped, units};
 
@@ -14,14 +21,72 @@ use crate::percent::{push_escaped, units};
 pub const INVALIDATE_PATH: &str = "/.larder/invalidate";
 /// Its method: unsafe, so no cache on the way answers it or keeps it.
 pub const INVALIDATE_METHOD: &str = "POST";
-/// The one query parameter, holding the encoded target.
+/// The first query parameter, holding the encoded target.
 const PARAM: &str = "target=";
+/// The optional parameters after it (non-default values only).
+const SOFT: &str = "mode=soft";
+const PREFIX: &str = "scope=prefix";
 
 /// "Drop the stored responses for `target`".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invalidation {
-    /// An origin-form request target (`/path?query`), as a node keys its store.
+    /// An origin-form request target (`/path?query`), as a node keys its store; with
+    /// [`Scope::Prefix`], the start every dropped target shares.
     pub target: String,
+    pub mode: Mode,
+    pub scope: Scope,
+}
+
+/// What becomes of a stored response the invalidation names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Removed: the next request is a miss.
+    #[default]
+    Hard,
+    /// Kept but stale from now on: the next request revalidates, and an origin error may
+    /// still be answered with it (stale-if-error), as a purge should not take a site down.
+    Soft,
+}
+
+/// Which stored targets the invalidation names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// The target exactly (each of its `Vary` variants).
+    #[default]
+    Exact,
+    /// Every stored target that starts with it (`/static/` names `/static/a.css`).
+    Prefix,
+}
+
+/// A node's answer to an invalidation (the 200 body, one word and a newline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvalidationOutcome {
+    /// It held something the invalidation named, and dropped (or marked stale) it.
+    Dropped,
+    /// It held nothing the invalidation named.
+    NotHeld,
+}
+
+impl InvalidationOutcome {
+    /// The body a node answers with.
+    pub fn body(self) -> &'static [u8] {
+        match self {
+            InvalidationOutcome::Dropped => b"dropped\n",
+            InvalidationOutcome::NotHeld => b"not held\n",
+        }
+    }
+
+    /// Read a node's answer: `None` unless a 200 with one of the two bodies.
+    pub fn parse(status: u16, body: &[u8]) -> Option<InvalidationOutcome> {
+        if status != 200 {
+            return None;
+        }
+        match body.trim_ascii() {
+            b"dropped" => Some(InvalidationOutcome::Dropped),
+            b"not held" => Some(InvalidationOutcome::NotHeld),
+            _ => None,
+        }
+    }
 }
 
 /// Why an invalidation request was refused.
@@ -47,6 +112,11 @@ impl std::fmt::Display for InvalidationError {
 impl std::error::Error for InvalidationError {}
 
 impl Invalidation {
+    /// Today's invalidation: drop exactly `target`.
+    pub fn exact(target: impl Into<String>) -> Invalidation {
+        Invalidation { target: target.into(), mode: Mode::Hard, scope: Scope::Exact }
+    }
+
     /// The request target of the invalidation, `/.larder/invalidate?target=…`.
     pub fn request_target(&self) -> String {
         let mut out = String::with_capacity(INVALIDATE_PATH.len() + 8 + self.target.len() * 3);
@@ -59,6 +129,14 @@ impl Invalidation {
             } else {
                 push_escaped(b, &mut out);
             }
+        }
+        if self.mode == Mode::Soft {
+            out.push('&');
+            out.push_str(SOFT);
+        }
+        if self.scope == Scope::Prefix {
+            out.push('&');
+            out.push_str(PREFIX);
         }
         out
     }
@@ -93,12 +171,23 @@ impl Invalidation {
         if method != INVALIDATE_METHOD {
             return Some(Err(InvalidationError::Method));
         }
-        Some(Invalidation::parse_query(request_target))
+        Some(Invalidation::parse_query(request_target.split_once('?').map(|(_, q)| q)))
     }
 
-    fn parse_query(request_target: &str) -> Result<Invalidation, InvalidationError> {
-        let query = request_target.split_once('?').map(|(_, q)| q);
-        let encoded = query.and_then(|q| q.strip_prefix(PARAM)).ok_or(InvalidationError::Target)?;
+    /// Read the query of an invalidation (`target=…&mode=soft&scope=prefix`), as the
+    /// router's admin API takes it too.
+    pub fn parse_query(query: Option<&str>) -> Result<Invalidation, InvalidationError> {
+        let rest = query.and_then(|q| q.strip_prefix(PARAM)).ok_or(InvalidationError::Target)?;
+        let mut params = rest.split('&');
+        let encoded = params.next().unwrap_or_default();
+        let (mut mode, mut scope) = (Mode::Hard, Scope::Exact);
+        for param in params {
+            match param {
+                SOFT => mode = Mode::Soft,
+                PREFIX => scope = Scope::Prefix,
+                _ => return Err(InvalidationError::Target),
+            }
+        }
         let mut bytes = Vec::with_capacity(encoded.len());
         for u in units(encoded.as_bytes()) {
             bytes.push(u.map_err(|_| InvalidationError::Target)?.byte);
@@ -109,7 +198,7 @@ impl Invalidation {
         if !well_formed {
             return Err(InvalidationError::Target);
         }
-        Ok(Invalidation { target })
+        Ok(Invalidation { target, mode, scope })
     }
 }
 
@@ -119,8 +208,19 @@ mod tests {
 
     #[test]
     fn round_trips_any_target() {
+        let kinds = [
+            (Mode::Hard, Scope::Exact),
+            (Mode::Soft, Scope::Exact),
+            (Mode::Hard, Scope::Prefix),
+            (Mode::Soft, Scope::Prefix),
+        ];
         for target in ["/", "/a/b.html", "/s?q=1&r=%2Fx", "/ü?target=/x#f"] {
-            let inv = Invalidation { target: target.to_string() };
+            for (mode, scope) in kinds {
+                let inv = Invalidation { target: target.to_string(), mode, scope };
+                let rt = inv.request_target();
+                assert_eq!(Invalidation::parse("POST", &rt), Some(Ok(inv.clone())), "{rt}");
+            }
+            let inv = Invalidation::exact(target);
             let rt = inv.request_target();
             assert!(!rt[INVALIDATE_PATH.len() + 1..].contains(['?', '&', ' ', '#']), "{rt}");
             assert_eq!(Invalidation::parse("POST", &rt), Some(Ok(inv.clone())), "{rt}");
@@ -137,7 +237,16 @@ mod tests {
             Invalidation::parse("GET", "/.larder/invalidate?target=/a"),
             Some(Err(InvalidationError::Method))
         );
-        for bad in ["", "?x=/a", "?target=a", "?target=/a%2", "?target=/a%0A", "?target=%FF"] {
+        let bad_ones = [
+            "",
+            "?x=/a",
+            "?target=a",
+            "?target=/a%2",
+            "?target=/a%0A",
+            "?target=%FF",
+            "?target=/a&x",
+        ];
+        for bad in bad_ones {
             let rt = format!("{INVALIDATE_PATH}{bad}");
             assert_eq!(
                 Invalidation::parse("POST", &rt),
@@ -147,5 +256,14 @@ mod tests {
         }
         assert!(Invalidation::is_invalidation_target("/.larder/invalidate"));
         assert!(!Invalidation::is_invalidation_target("/.larder/invalidated"));
+    }
+
+    #[test]
+    fn outcomes_read_back() {
+        for o in [InvalidationOutcome::Dropped, InvalidationOutcome::NotHeld] {
+            assert_eq!(InvalidationOutcome::parse(200, o.body()), Some(o));
+            assert_eq!(InvalidationOutcome::parse(403, o.body()), None);
+        }
+        assert_eq!(InvalidationOutcome::parse(200, b"ok"), None);
     }
 }

@@ -24,7 +24,10 @@
 //!   the `prometheus-client` encoder.
 //! - [`router_stats`]: [`RouterStats`], the router's `/stats` JSON (its dashboard reads it).
 //! - [`invalidation`]: [`Invalidation`], the request a router sends to the other nodes
-//!   after an unsafe request for a target succeeded, so every node drops its copy.
+//!   after an unsafe request for a target succeeded, so every node drops its copy (or, for
+//!   a purge, marks it stale, or drops every target under a prefix).
+//! - [`purge`]: [`PurgeRequest`], the `PURGE` an operator sends a router, and
+//!   [`PurgeReport`], its answer (on how many nodes the target was held).
 //! - [`civil`]: calendar arithmetic (days ⇄ year, month, day), shared by HTTP dates and
 //!   log timestamps.
 
@@ -39,6 +42,7 @@ pub mod invalidation;
 pub mod latency;
 pub mod load_report;
 pub mod percent;
+pub mod purge;
 pub mod ready;
 pub mod router_stats;
 pub mod target_digest;
@@ -46,9 +50,13 @@ pub mod target_hint;
 
 pub use civil::CivilTime;
 pub use exposition::{Exposition, METRICS_CONTENT_TYPE};
-pub use invalidation::{Invalidation, InvalidationError, INVALIDATE_PATH};
+pub use invalidation::{
+    Invalidation, InvalidationError, InvalidationOutcome, Mode as InvalidationMode,
+    Scope as InvalidationScope, INVALIDATE_PATH,
+};
 pub use latency::{LatencyHistogram, LATENCY_BOUNDS_SECONDS};
 pub use load_report::{LoadReport, LOAD_REPORT_PATH};
+pub use purge::{PurgeReport, PurgeRequest, PURGE_HEADER, PURGE_METHOD};
 pub use ready::{NodeReady, RouterReady};
 pub use router_stats::RouterStats;
 pub use target_digest::TargetDigest;

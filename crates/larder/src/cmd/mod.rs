@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod experiment;
 pub mod node;
+pub mod purge;
 pub mod route;
 pub mod sim;
 pub mod trace;

@@ -8,7 +8,7 @@ use super::upstream::Upstream;
 use crate::reply::{error, simple, Reply, ReplyCtx};
 use crate::state::NodeState;
 use http1::{Method, RequestHead, Status};
-use wire::{Invalidation, InvalidationError};
+use wire::{Invalidation, InvalidationError, InvalidationOutcome, InvalidationScope};
 
 /// Whether a request may change what its target is: any method but the safe ones
 /// (RFC 9110 §9.2.1).
@@ -79,9 +79,10 @@ fn same_origin_target(value: &[u8], host: Option<&[u8]>) -> Option<String> {
     well_formed.then(|| target.to_string())
 }
 
-/// Answer an invalidation request: 200 once the target is dropped, saying whether it was
-/// held (asking twice leaves the same store as asking once), 403 from a peer not trusted
-/// to ask, 400 when malformed.
+/// Answer an invalidation request: 200 once the target is dropped (or marked stale, or
+/// every target under a prefix), saying whether it was held ([`InvalidationOutcome`];
+/// asking twice leaves the same store as asking once), 403 from a peer not trusted to
+/// ask, 400 when malformed.
 pub fn answer(
     node: &NodeState,
     up: &Upstream,
@@ -99,11 +100,17 @@ pub fn answer(
         }
         Err(InvalidationError::Target) => error(node, out, Status::BAD_REQUEST, ctx, &[]),
         Ok(inv) => {
-            let held = drop_target(up, &inv.target);
+            if inv.scope == InvalidationScope::Exact {
+                // A fill under way would store the old response again.
+                up.fills.forget(&inv.target);
+            }
+            let held = up.store.purge(&inv, std::time::SystemTime::now());
             if held {
                 node.holdings.borrow_mut().changed();
             }
-            let body: &[u8] = if held { b"dropped\n" } else { b"not held\n" };
+            let outcome =
+                if held { InvalidationOutcome::Dropped } else { InvalidationOutcome::NotHeld };
+            let body = outcome.body();
             let no_store: &[(&str, &[u8])] = &[("Cache-Control", b"no-store")];
             simple(node, out, Status::OK, ctx, "text/plain; charset=utf-8", body, no_store)
         }

@@ -24,7 +24,8 @@
 //! - `pass.rs`: a request of any other method (POST, PUT, DELETE, …) passed to the origin
 //!   with its body streamed, the response relayed to that client alone and never stored;
 //!   `invalidate.rs`: what a successful unsafe request drops (RFC 9111 §4.4), and the
-//!   endpoint through which a router tells this node of one that went to another node.
+//!   endpoint through which a router tells this node of one that went to another node,
+//!   or of a purge (soft: marked stale; by prefix), answered with a typed outcome.
 
 mod body;
 pub mod cache_control;

@@ -12,7 +12,8 @@ use http1::RequestHead;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
-use wire::TargetHint;
+use std::time::SystemTime;
+use wire::{Invalidation, InvalidationMode, InvalidationScope, TargetHint};
 
 /// A complete origin response as stored and served.
 #[derive(Debug)]
@@ -44,6 +45,21 @@ impl Stored {
     fn bytes(&self, key: &str) -> u64 {
         let fields: usize = self.fields.iter().map(|(n, v)| n.len() + v.len() + 4).sum();
         (key.len() + fields + self.body.len() + 128) as u64
+    }
+}
+
+/// A copy of `s` whose freshness ended at `now` (a soft purge), its stale-if-error
+/// window counted from then.
+fn stale_from(s: &Stored, now: SystemTime) -> Stored {
+    let mut freshness = s.freshness;
+    freshness.lifetime = freshness.lifetime.min(freshness.age(now));
+    Stored {
+        status: s.status,
+        fields: s.fields.clone(),
+        body: Arc::clone(&s.body),
+        freshness,
+        vary: s.vary.clone(),
+        vary_key: s.vary_key.clone(),
     }
 }
 
@@ -161,11 +177,93 @@ impl ObjectStore {
         true
     }
 
+    /// Apply a purge: drop, or mark stale at `now`, every stored response `inv` names
+    /// (its target exactly with each variant, or every target starting with it). A
+    /// stale-marked response keeps its stale-if-error allowance, so the next request
+    /// revalidates and an origin error can still be answered with it. Visits every key
+    /// for anything but an exact hard drop (bounded by the store; an admin operation).
+    /// True when something was held.
+    pub fn purge(&self, inv: &Invalidation, now: SystemTime) -> bool {
+        if (inv.mode, inv.scope) == (InvalidationMode::Hard, InvalidationScope::Exact) {
+            return self.invalidate(&inv.target);
+        }
+        let variants = format!("{}\n", inv.target);
+        let named = |key: &str| match inv.scope {
+            InvalidationScope::Exact => key == inv.target || key.starts_with(&variants),
+            InvalidationScope::Prefix => key.starts_with(&inv.target),
+        };
+        let mut held = false;
+        self.lru.borrow_mut().retain(|key, entry| {
+            if !named(key) {
+                return true;
+            }
+            held = true;
+            match (inv.mode, entry) {
+                (InvalidationMode::Hard, _) => false,
+                (InvalidationMode::Soft, Entry::Object(s)) => {
+                    *s = Arc::new(stale_from(s, now));
+                    true
+                }
+                (InvalidationMode::Soft, Entry::Varies(_)) => true,
+            }
+        });
+        if held {
+            self.changes.set(self.changes.get() + 1);
+        }
+        held
+    }
+
     pub fn used_bytes(&self) -> u64 {
         self.lru.borrow().used_bytes()
     }
 
     pub fn capacity_bytes(&self) -> u64 {
         self.lru.borrow().capacity_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use wire::{InvalidationMode as Mode, InvalidationScope as Scope};
+
+    fn stored(at: SystemTime) -> Arc<Stored> {
+        let freshness = Freshness {
+            lifetime: Duration::from_secs(600),
+            initial_age: Duration::ZERO,
+            response_time: at,
+            no_cache: false,
+            must_revalidate: false,
+            stale_if_error: Duration::from_secs(60),
+            stale_while_revalidate: Duration::ZERO,
+        };
+        let body: Arc<[u8]> = Arc::from(&b"x"[..]);
+        let (fields, vary, vary_key) = (Vec::new(), Vec::new(), String::new());
+        Arc::new(Stored { status: 200, fields, body, freshness, vary, vary_key })
+    }
+
+    fn purge(target: &str, mode: Mode, scope: Scope) -> Invalidation {
+        Invalidation { target: target.into(), mode, scope }
+    }
+
+    #[test]
+    fn purges_by_prefix_and_softly() {
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let store = ObjectStore::new(1 << 20);
+        for target in ["/p/a", "/p/b?x", "/q"] {
+            store.put(target, stored(t0));
+        }
+        let now = t0 + Duration::from_secs(10);
+        assert!(store.purge(&purge("/q", Mode::Soft, Scope::Exact), now));
+        let limits = http1::Limits::default();
+        let (req, _) =
+            http1::parse_head(b"GET /q HTTP/1.1\r\nHost: h\r\n\r\n", &limits).unwrap().unwrap();
+        let q = store.get("/q", &req).unwrap();
+        assert!(!q.freshness.is_fresh(now) && q.freshness.usable_on_error(now));
+        assert!(store.purge(&purge("/p/", Mode::Hard, Scope::Prefix), now));
+        assert!(!store.purge(&purge("/p/", Mode::Hard, Scope::Prefix), now));
+        assert!(store.get("/p/a", &req).is_none() && store.get("/p/b?x", &req).is_none());
+        assert!(store.get("/q", &req).is_some());
     }
 }

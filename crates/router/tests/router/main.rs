@@ -3,6 +3,7 @@
 
 mod admin;
 mod bad_nodes;
+mod caching_nodes;
 mod corpus;
 mod discovery;
 mod dispatch;
@@ -16,6 +17,7 @@ mod lenient;
 mod node_tls;
 mod one_placement;
 mod placement;
+mod purge;
 mod slow_headers;
 mod smuggling;
 mod splice;
