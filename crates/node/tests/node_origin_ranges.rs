@@ -106,3 +106,17 @@ fn whole_object_when_if_range_misses_or_range_is_unusable() {
     assert_eq!(r.status, 304);
     assert_eq!(origin.hits("/v.bin"), 1);
 }
+
+#[test]
+fn a_whole_answer_keeps_the_stored_content_range_and_a_206_writes_its_own() {
+    let origin = TestOrigin::start();
+    let fields = [("Cache-Control", "max-age=600"), ("Content-Range", "origin's own")];
+    origin.set("/cr", Route::ok(&fields, &pattern(100, 3)));
+    let node = caching_node(&[origin.url()], |_| {});
+    let mut c = node.client();
+    assert_eq!(cache_status(&c.get("/cr")), "MISS");
+    let whole = c.get("/cr");
+    assert_eq!((whole.status, whole.header("content-range")), (200, Some("origin's own")));
+    let part = get_with(&mut c, "/cr", "Range: bytes=0-9\r\n");
+    assert_eq!((part.status, part.header("content-range")), (206, Some("bytes 0-9/100")));
+}

@@ -26,7 +26,7 @@ use std::time::SystemTime;
 /// kept: [`begin_dated`] writes it first).
 const REWRITTEN: &[&str] = &["date", "server", "age", "content-length", "x-larder-cache"];
 /// Fields of a stored response the node also writes itself: whether ranges are accepted is
-/// the cache's to say, and a 206 carries the node's own `Content-Range`.
+/// the cache's to say (first), and a 206 carries the node's own `Content-Range`.
 const RANGE_FIELDS: &[&str] = &["accept-ranges", "content-range"];
 /// The fields a 304 to the client repeats (RFC 9110 §15.4.5).
 const NOT_MODIFIED_FIELDS: &[&str] =
@@ -182,7 +182,13 @@ impl<'a> Answer<'a> {
         };
         let mut h = begin_dated(self.node, out, status, self.ctx, first(&s.fields, "date"));
         let ranged = ranged(s, how);
-        write_fields_except(&mut h, &s.fields, if ranged { RANGE_FIELDS } else { &[] });
+        // A 206 carries the node's own Content-Range; a whole answer keeps the stored one.
+        let own_fields: &[&str] = match (ranged, part) {
+            (true, Some(_)) => RANGE_FIELDS,
+            (true, None) => &RANGE_FIELDS[..1],
+            (false, _) => &[],
+        };
+        write_fields_except(&mut h, &s.fields, own_fields);
         write_fields(&mut h, &self.cookies);
         if how != How::Pass {
             h.header_u64("Age", s.freshness.age(SystemTime::now()).as_secs());
