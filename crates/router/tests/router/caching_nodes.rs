@@ -2,41 +2,32 @@
 //! origin: the cluster the invalidation and purge tests run through the router.
 
 use std::net::SocketAddr;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use router::config::{NodeConfig, RouterConfig};
 use testkit::{Route, TestOrigin};
 
+use crate::in_process_nodes::InProcessNodes;
 use crate::support::Client;
 
 /// Caching larder nodes on 127.0.0.1:0 in threads of their own, in front of `origin`.
 pub struct CachingNodes {
     pub addrs: Vec<SocketAddr>,
-    stops: Vec<tokio::sync::oneshot::Sender<()>>,
-    threads: Vec<JoinHandle<Result<(), node::NodeError>>>,
+    nodes: InProcessNodes,
 }
 
 impl CachingNodes {
     pub fn start(count: usize, origin: &TestOrigin) -> CachingNodes {
-        let (mut addrs, mut stops, mut threads) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..count {
+        let config = || {
             let url = node::origin::OriginUrl::parse(&origin.url()).unwrap();
             let mut cfg = node::Config::new(std::env::temp_dir());
             cfg.disk_threads = 1;
             cfg.shutdown_grace = Duration::from_secs(5);
             cfg.origin = Some(node::origin::OriginConfig::new(vec![url]));
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            addrs.push(listener.local_addr().unwrap());
-            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-            stops.push(tx);
-            threads.push(std::thread::spawn(move || {
-                node::serve(listener, cfg, async move {
-                    let _ = rx.await;
-                })
-            }));
-        }
-        CachingNodes { addrs, stops, threads }
+            cfg
+        };
+        let nodes = InProcessNodes::start((0..count).map(|_| config()));
+        CachingNodes { addrs: nodes.addrs.clone(), nodes }
     }
 
     pub fn router_config(&self) -> RouterConfig {
@@ -53,12 +44,7 @@ impl CachingNodes {
     }
 
     pub fn stop(self) {
-        for s in self.stops {
-            let _ = s.send(());
-        }
-        for t in self.threads {
-            t.join().unwrap().unwrap();
-        }
+        self.nodes.stop();
     }
 }
 

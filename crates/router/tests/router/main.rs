@@ -12,6 +12,7 @@ mod early_response;
 mod failover;
 mod fake;
 mod faults;
+mod in_process_nodes;
 mod invalidation;
 mod lenient;
 mod node_tls;

@@ -3,12 +3,12 @@
 //! late follows what the nodes report they hold from its first request.
 
 use std::net::SocketAddr;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use router::config::{NodeConfig, RouterConfig};
 use testkit::TempDir;
 
+use crate::in_process_nodes::InProcessNodes;
 use crate::support::{admin_json, Client, RunningRouter};
 
 /// Targets, each in a directory of its own so that `hacc` (which places subtrees) places
@@ -23,8 +23,7 @@ fn path(i: usize) -> String {
 /// Real larder nodes on 127.0.0.1:0, each in a thread of its own, over one docroot.
 struct Nodes {
     addrs: Vec<SocketAddr>,
-    stops: Vec<tokio::sync::oneshot::Sender<()>>,
-    threads: Vec<JoinHandle<Result<(), node::NodeError>>>,
+    nodes: InProcessNodes,
     _scratch: TempDir,
 }
 
@@ -36,22 +35,14 @@ impl Nodes {
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(dir.join("page.html"), format!("page {i}\n")).unwrap();
         }
-        let (mut addrs, mut stops, mut threads) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..count {
+        let config = || {
             let mut cfg = node::Config::new(&scratch.0);
             cfg.disk_threads = 1;
             cfg.shutdown_grace = Duration::from_secs(5);
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            addrs.push(listener.local_addr().unwrap());
-            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-            stops.push(tx);
-            threads.push(std::thread::spawn(move || {
-                node::serve(listener, cfg, async move {
-                    let _ = rx.await;
-                })
-            }));
-        }
-        Nodes { addrs, stops, threads, _scratch: scratch }
+            cfg
+        };
+        let nodes = InProcessNodes::start((0..count).map(|_| config()));
+        Nodes { addrs: nodes.addrs.clone(), nodes, _scratch: scratch }
     }
 
     /// A router over these nodes, named n1.., polling their load reports every 20 ms.
@@ -87,12 +78,7 @@ impl Nodes {
     }
 
     fn stop(self) {
-        for s in self.stops {
-            let _ = s.send(());
-        }
-        for t in self.threads {
-            t.join().unwrap().unwrap();
-        }
+        self.nodes.stop();
     }
 }
 
