@@ -21,12 +21,14 @@ use crate::cluster::Cluster;
 use crate::probe;
 
 /// Whether `method` may change its target (RFC 9110 §9.2.1).
+#[inline]
 pub(crate) fn is_unsafe(method: &str) -> bool {
     !matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE")
 }
 
 /// After `method` on `target` was answered `status` by `answered_by`: tell every other
 /// node to drop `target`, when the request was unsafe and the answer not an error.
+#[inline]
 pub(crate) fn after_response(
     cluster: &Arc<Cluster>,
     answered_by: NodeId,
@@ -34,9 +36,14 @@ pub(crate) fn after_response(
     target: &str,
     status: u16,
 ) {
-    if !is_unsafe(method) || !(200..400).contains(&status) || !target.starts_with('/') {
-        return;
+    // Checked inline on every relayed response; the rare unsafe one goes on below.
+    if is_unsafe(method) && (200..400).contains(&status) && target.starts_with('/') {
+        tell_the_others(cluster, answered_by, target);
     }
+}
+
+/// Tell every node but `answered_by` to drop `target`, each in a task of its own.
+fn tell_the_others(cluster: &Arc<Cluster>, answered_by: NodeId, target: &str) {
     let settings = cluster.settings();
     if !settings.config.invalidate_nodes {
         return;

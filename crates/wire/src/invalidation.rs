@@ -155,8 +155,10 @@ impl Invalidation {
     /// Whether a request target is aimed at the invalidation path (whatever its query), so
     /// a router can refuse it from clients and a node can route it.
     pub fn is_invalidation_target(request_target: &str) -> bool {
-        let path = request_target.split_once('?').map_or(request_target, |(p, _)| p);
-        path == INVALIDATE_PATH
+        // On every request a router relays: a prefix test, not a scan for the query.
+        request_target
+            .strip_prefix(INVALIDATE_PATH)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('?'))
     }
 
     /// Read an invalidation request: `None` when it is not aimed at the invalidation
