@@ -14,18 +14,7 @@ use testkit::{Response, Route, TestOrigin};
 /// A request with a body framed by Content-Length, or chunked in pieces of 7000 bytes.
 fn request(method: &str, path: &str, body: &[u8], chunked: bool) -> Vec<u8> {
     let mut r = format!("{method} {path} HTTP/1.1\r\nHost: shop.test\r\n").into_bytes();
-    if chunked {
-        r.extend_from_slice(b"Transfer-Encoding: chunked\r\n\r\n");
-        for piece in body.chunks(7000) {
-            r.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
-            r.extend_from_slice(piece);
-            r.extend_from_slice(b"\r\n");
-        }
-        r.extend_from_slice(b"0\r\n\r\n");
-    } else {
-        r.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
-        r.extend_from_slice(body);
-    }
+    testkit::frame_body(&mut r, body, chunked.then_some(7000));
     r
 }
 

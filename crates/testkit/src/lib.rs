@@ -24,6 +24,6 @@ mod temp_dir;
 pub use child::{output_within, Spawned};
 pub use get_once::{get_once, get_once_bytes};
 pub use lines::lines;
-pub use origin::{Route, TestOrigin};
+pub use origin::{frame_body, Route, TestOrigin};
 pub use response::{header, Response};
 pub use temp_dir::TempDir;

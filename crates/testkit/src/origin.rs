@@ -379,17 +379,28 @@ fn render(
     }
     if not_modified {
         out.extend_from_slice(b"\r\n");
-    } else if chunked {
-        out.extend_from_slice(b"Transfer-Encoding: chunked\r\n\r\n");
-        for piece in body.chunks(1000) {
-            out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
-            out.extend_from_slice(piece);
-            out.extend_from_slice(b"\r\n");
-        }
-        out.extend_from_slice(b"0\r\n\r\n");
     } else {
-        out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
-        out.extend_from_slice(body);
+        frame_body(&mut out, body, chunked.then_some(1000));
     }
     out
+}
+
+/// End a message head and append `body`: framed by Content-Length, or (with `chunk`)
+/// chunked in pieces of that many bytes. For requests and responses a test writes by hand.
+pub fn frame_body(out: &mut Vec<u8>, body: &[u8], chunk: Option<usize>) {
+    match chunk {
+        Some(size) => {
+            out.extend_from_slice(b"Transfer-Encoding: chunked\r\n\r\n");
+            for piece in body.chunks(size) {
+                out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+                out.extend_from_slice(piece);
+                out.extend_from_slice(b"\r\n");
+            }
+            out.extend_from_slice(b"0\r\n\r\n");
+        }
+        None => {
+            out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+            out.extend_from_slice(body);
+        }
+    }
 }
