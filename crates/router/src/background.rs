@@ -3,6 +3,7 @@
 //! log's flush. [`spawn`] starts them all beside the accept loop; they run until the
 //! router's [`JoinSet`] is shut down.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
 use crate::discovery;
 use crate::monitor::parse_report;
+use crate::poison::Recover;
 use crate::probe;
 use crate::upstream::Upstream;
 
@@ -77,6 +79,7 @@ const STALE_REPORTS: u32 = 5;
 /// not) answer with their CPU and disk utilisation; the load view folds them, with the
 /// requests in flight the router counts itself, into the one load number a policy sees.
 async fn load_monitor(cluster: Arc<Cluster>) {
+    let in_flight: Arc<std::sync::Mutex<HashSet<NodeId>>> = Arc::default();
     loop {
         let settings = cluster.settings();
         let load = &settings.config.load;
@@ -85,12 +88,18 @@ async fn load_monitor(cluster: Arc<Cluster>) {
         let started = tokio::time::Instant::now();
         cluster.forget_stale_reports(Instant::now(), STALE_REPORTS * interval);
         for (node, upstream) in targets {
+            if !in_flight.lock().recover().insert(node) {
+                continue;
+            }
             let cluster = cluster.clone();
             let path = load.path.clone();
             let full = load.disk_full_mb_per_sec * 1e6;
+            let timeout = load.timeout;
             let node_tls = settings.node_tls.clone();
+            let in_flight = in_flight.clone();
             tokio::spawn(async move {
-                let got = probe::get(&upstream, node_tls.as_ref(), &path, interval).await;
+                let got = probe::get(&upstream, node_tls.as_ref(), &path, timeout).await;
+                in_flight.lock().recover().remove(&node);
                 if let Ok((200, body)) = got {
                     if let Some(report) = parse_report(&body, full) {
                         cluster.report_load(node, report, Instant::now());

@@ -498,6 +498,11 @@ pub struct LoadConfig {
     /// Time between polls of a node's load report. Default is 200 ms.
     #[serde(rename = "poll_ms", with = "crate::millis")]
     pub poll: Duration,
+    /// A load report unanswered this long is given up; until then the node is not polled
+    /// again (one report in flight a node), so a report that takes longer than one poll
+    /// period (a TLS handshake to a busy node) still arrives. Default is 1000 ms.
+    #[serde(rename = "timeout_ms", with = "crate::millis")]
+    pub timeout: Duration,
     pub path: String,
     /// Weight of requests in flight (observed by the router itself).
     pub w_in_flight: f64,
@@ -515,6 +520,7 @@ impl Default for LoadConfig {
         let w = LoadWeights::default();
         LoadConfig {
             poll: Duration::from_millis(200),
+            timeout: Duration::from_millis(1000),
             path: wire::LOAD_REPORT_PATH.to_string(),
             w_in_flight: w.in_flight,
             w_cpu: w.cpu,
@@ -903,6 +909,7 @@ impl RouterConfig {
             ("health.interval_ms", h.interval),
             ("health.timeout_ms", h.timeout),
             ("load.poll_ms", self.load.poll),
+            ("load.timeout_ms", self.load.timeout),
         ] {
             if value.is_zero() {
                 return Err(RouterError::Config(format!("{key} must be above 0 ms")));
@@ -1093,6 +1100,7 @@ mod tests {
                 "tuning.splice_pipe_bytes",
             ),
             ("[timeouts]\nidle_ms = 0\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "above 0"),
+            ("[load]\ntimeout_ms = 0\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "load.timeout_ms"),
             ("[[nodes]]\naddr = \"127.0.0.1:1\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "twice"),
             ("name = \"a b\"\n[[nodes]]\naddr = \"127.0.0.1:1\"\n", "name"),
             ("[[nodes]]\naddr = \"https://127.0.0.1:1\"\n", "needs a CA file"),
