@@ -43,6 +43,8 @@ impl Status {
     pub fn reason(self) -> &'static str {
         match self.0 {
             100 => "Continue",
+            102 => "Processing",
+            103 => "Early Hints",
             200 => "OK",
             201 => "Created",
             204 => "No Content",

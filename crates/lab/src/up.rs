@@ -64,6 +64,11 @@ pub struct UpConfig {
     /// Be caching nodes in front of these origin URLs (tried in order) instead of
     /// serving files.
     pub origins: Vec<String>,
+    /// The caching nodes' flags for how they store and fetch (`node::OriginFlags`).
+    pub caching_args: Vec<String>,
+    /// Each site (request `Host`) is its own set of targets: the caching nodes pass the
+    /// client's `Host` to the origin (`--origin-host client`).
+    pub host_in_key: bool,
     /// The router's configuration for everything but its nodes and addresses.
     pub config: Option<PathBuf>,
     pub listen: SocketAddr,
@@ -135,7 +140,7 @@ impl UpConfig {
         let started = if self.origins.is_empty() {
             nodes::start(&launcher, &docroot, &specs, direct_io, deadline)?
         } else {
-            nodes::start_caching(&launcher, &self.origins, &specs, &[], deadline)?
+            nodes::start_caching(&launcher, &self.origins, &specs, &self.caching_args, deadline)?
         };
         let Some(Nodes { group, addrs }) = started else { return stopped(None, say) };
         let routers = Group::new(launcher.grace, signals.clone(), report.clone());
@@ -255,6 +260,7 @@ impl UpConfig {
         }
         c.listen = self.listen;
         c.node_header = true;
+        c.mapping.host_in_key |= self.host_in_key;
         Ok(c)
     }
 

@@ -125,6 +125,17 @@ fn purges_through_a_real_router() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "purged on 1 of 1 nodes\n");
     let asked = seen.iter().find(|l| l.contains("invalidate")).expect("the node was asked");
-    assert_eq!(asked, "POST /.larder/invalidate?target=/p/&mode=soft&scope=prefix HTTP/1.1");
+    let site = addr.replace(':', "%3A");
+    let want =
+        format!("POST /.larder/invalidate?target=/p/&mode=soft&scope=prefix&site={site} HTTP/1.1");
+    assert_eq!(asked, want, "the site is the purge's Host");
+
+    // With --site, the purge names that site for nodes that keep one object per site.
+    let out = larder_purge(&[&format!("http://{addr}/q"), "--site", "Shop.example"]);
+    assert!(out.status.success(), "{out:?}");
+    let asked = seen.iter().find(|l| l.contains("invalidate")).expect("the node was asked");
+    assert_eq!(asked, "POST /.larder/invalidate?target=/q&site=Shop.example HTTP/1.1");
+    let out = larder_purge(&[&format!("http://{addr}/q"), "--site", "a b"]);
+    assert!(!out.status.success(), "a bad --site is refused");
     router.kill();
 }

@@ -143,7 +143,10 @@ fn caching_nodes_serve_an_origin_byte_exact_and_stop_on_sigterm() {
     let body: Vec<u8> = (0..70_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     origin.set("/site/blob.bin", Route::ok(&[("Cache-Control", "max-age=600")], &body));
     let site = format!("{}/site", origin.url());
-    let up = start(&tmp.0.join("store"), &["--nodes", "2", "--origin", &site]);
+    // The nodes' caching options come from larder up's own flags.
+    let flags =
+        ["--nodes", "2", "--origin", &site, "--origin-host", "client", "--origin-grace", "7"];
+    let up = start(&tmp.0.join("store"), &flags);
     let out = up.stdout_until(|l| l.starts_with("larder up: ready"));
     assert!(out.last().is_some_and(|l| l.starts_with("larder up: ready")), "{out:?}");
     assert!(out.iter().any(|l| l.contains(&format!("caching {site}"))), "{out:?}");
@@ -164,6 +167,8 @@ fn caching_nodes_serve_an_origin_byte_exact_and_stop_on_sigterm() {
         1,
         "the second came from the node's cache {heads:#?}"
     );
+    let sent = origin.last_request("/site/blob.bin");
+    assert_eq!(testkit::header(&sent, "host"), Some(addr), "the client's Host: {sent:?}");
 
     up.child.signal("TERM");
     let status = up.wait_exit();

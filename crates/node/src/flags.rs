@@ -33,67 +33,14 @@ pub struct Flags {
     /// body is still arriving, or an If-Range that does not match get the whole 200.
     #[arg(long, value_name = "URL", conflicts_with = "docroot")]
     pub origin: Vec<String>,
-    /// An origin response that sets a cookie (Set-Cookie) is never stored by default: only
-    /// the client whose request fetched it gets it. store-without stores it with every
-    /// Set-Cookie removed (for origins that set tracking cookies on static files): the
-    /// fetching client still gets its cookie, every other client the object without one.
-    #[arg(long, value_enum, value_name = "MODE", default_value = "never-store")]
-    pub origin_set_cookie: crate::origin::SetCookie,
-    /// Seconds that a URL whose origin response could not be shared (Set-Cookie, no-store,
-    /// private, Vary: *) sends its requests straight to the origin instead of having them
-    /// wait for one fetch they could not use (hit-for-miss); a cacheable response ends it
-    /// at once. 0 turns it off.
-    #[arg(long, value_name = "SECS", default_value_t = 120)]
-    pub origin_uncacheable_secs: u64,
     /// Address (besides loopback, always allowed) of a router allowed to send this caching
     /// node invalidations (POST /.larder/invalidate?target=…, after an unsafe request for
     /// the target succeeded on another node); repeat for each router. Others get 403.
     #[arg(long = "invalidate-from", value_name = "IP")]
     pub invalidate_from: Vec<std::net::IpAddr>,
-    /// Seconds an origin response without Cache-Control max-age/s-maxage or Expires stays
-    /// fresh (for the statuses HTTP allows to be cached that way, such as 200 and 404).
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
-    pub origin_default_ttl: u64,
-    /// A response without Cache-Control max-age/s-maxage or Expires but with Last-Modified
-    /// stays fresh for this percentage of the time since it was last modified (RFC 9111
-    /// heuristic freshness), instead of --origin-default-ttl; 0 turns it off, and so does
-    /// --origin-default-ttl 0 (only explicit freshness, as Varnish's default_ttl=0).
-    #[arg(long, value_name = "PERCENT", default_value_t = 10)]
-    pub origin_heuristic_percent: u32,
-    /// Longest heuristic freshness in seconds (a file unchanged for years is still
-    /// rechecked daily by default).
-    #[arg(long, value_name = "SECS", default_value_t = 86_400)]
-    pub origin_heuristic_max_secs: u64,
-    /// Seconds past expiry a stale response may be served when the origin is unreachable,
-    /// times out or answers 500/502/503/504 (a response's own stale-if-error wins;
-    /// must-revalidate, proxy-revalidate, s-maxage and no-cache forbid it).
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
-    pub origin_stale_if_error: u64,
-    /// Obey the targeted fields of RFC 9213: Larder-Cache-Control, else CDN-Cache-Control,
-    /// when the origin sends one that is a valid Structured Field Dictionary, decides
-    /// storing and freshness instead of Cache-Control and Expires (which are still passed
-    /// on to clients). false ignores both fields.
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
-    pub origin_targeted_cache_control: bool,
-    /// Grace: seconds past expiry a stale response is served at once (X-Larder-Cache:
-    /// GRACE) while one background request refreshes it (a response's own
-    /// stale-while-revalidate wins; no-cache, must-revalidate, proxy-revalidate and
-    /// s-maxage forbid it). 0 revalidates before serving, as HTTP does by default.
-    #[arg(long, value_name = "SECS", default_value_t = 0)]
-    pub origin_grace: u64,
-    /// Milliseconds allowed for an origin fetch up to the response head, and for each wait
-    /// for body bytes after it; 504 Gateway Timeout when exceeded before the head.
-    #[arg(long, default_value_t = 10_000)]
-    pub origin_timeout_ms: u64,
-    /// Idle keep-alive connections kept open per origin.
-    #[arg(long, default_value_t = 32)]
-    pub origin_max_idle: usize,
-    /// Largest origin response head in KiB (502 Bad Gateway beyond).
-    #[arg(long, default_value_t = 64)]
-    pub origin_max_head_kb: usize,
-    /// Most header fields in an origin response head (502 Bad Gateway beyond).
-    #[arg(long, default_value_t = 128)]
-    pub origin_max_head_fields: usize,
+    /// The caching settings of a node in front of an origin.
+    #[command(flatten)]
+    pub cache: crate::origin_flags::OriginFlags,
     /// File-data cache size in MiB (file bodies and computed dynamic views share it).
     #[arg(long, default_value_t = 64)]
     pub cache_mb: u64,
@@ -213,18 +160,7 @@ impl Flags {
         let mut cfg = Config::new(&docroot);
         if !origins.is_empty() {
             let mut o = crate::origin::OriginConfig::new(origins);
-            o.defaults.ttl = Duration::from_secs(self.origin_default_ttl);
-            o.defaults.stale_if_error = Duration::from_secs(self.origin_stale_if_error);
-            o.defaults.targeted = self.origin_targeted_cache_control;
-            o.defaults.heuristic_percent = self.origin_heuristic_percent;
-            o.defaults.heuristic_max = Duration::from_secs(self.origin_heuristic_max_secs);
-            o.defaults.stale_while_revalidate = Duration::from_secs(self.origin_grace);
-            o.timeout = Duration::from_millis(self.origin_timeout_ms);
-            o.max_idle_per_origin = self.origin_max_idle;
-            o.max_head_bytes = self.origin_max_head_kb << 10;
-            o.max_head_fields = self.origin_max_head_fields;
-            o.set_cookie = self.origin_set_cookie;
-            o.uncacheable_for = Duration::from_secs(self.origin_uncacheable_secs);
+            self.cache.apply(&mut o);
             o.invalidate_from = self.invalidate_from;
             cfg.origin = Some(o);
         }

@@ -53,6 +53,8 @@ pub mod error;
 pub mod flags;
 pub mod holdings;
 pub mod origin;
+#[cfg(feature = "clap")]
+pub mod origin_flags;
 pub mod path;
 pub mod pool;
 pub mod range;
@@ -76,4 +78,6 @@ pub use error::NodeError;
 #[cfg(feature = "clap")]
 pub use flags::{Flags, FlagsError};
 pub use http1::Limits;
+#[cfg(feature = "clap")]
+pub use origin_flags::OriginFlags;
 pub use server::serve;

@@ -74,8 +74,45 @@ impl Target {
         Target { key, tree, subtrees: TreePath::single(tree), class }
     }
 
+    /// The same target on the site a request's `Host` names (compared without case): every
+    /// key mixed with the site's, so two sites' `/index.html` are two targets placed on
+    /// their own, while the subtrees of one site still nest as its paths do. For routers
+    /// in front of caches that keep one object per site (virtual hosts).
+    pub fn on_site(self, host: &[u8]) -> Target {
+        let mut site = crate::stable_hash::Fnv1a::new();
+        for &b in host.trim_ascii() {
+            site.write(&[b.to_ascii_lowercase()]);
+        }
+        let site = site.finish();
+        let on = |k: TargetKey| TargetKey(crate::stable_hash::mix64(k.0 ^ site));
+        let mut subtrees = TreePath::default();
+        for &level in self.subtrees.levels() {
+            subtrees.push(on(level));
+        }
+        Target { key: on(self.key), tree: on(self.tree), subtrees, class: self.class }
+    }
+
     /// A target known only by its key: its own tree, default class (simulator, tests).
     pub fn from_key(key: u64) -> Target {
         Target::new(TargetKey(key), TargetKey(key), ClassId::DEFAULT)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_path_on_two_sites_is_two_targets_and_a_site_ignores_case() {
+        let mut subtrees = TreePath::single(TargetKey(1));
+        subtrees.push(TargetKey(2));
+        let t = Target { key: TargetKey(2), tree: TargetKey(1), subtrees, class: ClassId(3) };
+        let (a, b) = (t.on_site(b"shop.example"), t.on_site(b"blog.example"));
+        assert_ne!(a.key, b.key);
+        assert_ne!(a.key, t.key);
+        assert_eq!(a, t.on_site(b" SHOP.Example "));
+        assert_eq!(a.subtrees.levels().len(), 2);
+        assert_eq!(a.subtrees.levels()[1], a.key);
+        assert_eq!(a.class, t.class);
     }
 }

@@ -425,6 +425,11 @@ fn nanos(d: Duration) -> Nanos {
 pub struct MappingConfig {
     /// The query is part of a target's key (off: a static file ignores its query).
     pub query_in_key: bool,
+    /// The request's `Host` is part of a target's key, so each site's objects are placed
+    /// on their own: for nodes that cache several sites of one origin server and pass the
+    /// client's `Host` to it (`larder node --origin-host client`). Default is false (one
+    /// site: every `Host` names the same objects).
+    pub host_in_key: bool,
     /// Directory levels of a fixed tree (HACC assigns subtrees); absent: HACC's subtrees
     /// split and merge by load.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -443,6 +448,7 @@ impl Default for MappingConfig {
         let m = MapperConfig::default();
         MappingConfig {
             query_in_key: m.query_in_key,
+            host_in_key: false,
             tree_depth: m.tree_depth,
             views: None,
             classes: None,

@@ -441,13 +441,7 @@ impl<S: ClientIo> Connection<S> {
                     let how =
                         Finished { outcome: Outcome::Ok, upstream_time: t, answered, at: done.at };
                     self.cluster.finish(dispatch.node, &target, &how);
-                    invalidate::after_response(
-                        &self.cluster,
-                        dispatch.node,
-                        &req.method,
-                        &req.target,
-                        done.status,
-                    );
+                    invalidate::after_response(&self.cluster, dispatch.node, req, done.status);
                     self.last = done.at;
                     self.log(req, done.status, done.bytes, &dispatch.name, t);
                     return done.flow;
@@ -763,5 +757,10 @@ fn map_target(settings: &Settings, req: &Request, path: &mut String) -> Result<T
         path.push('*');
         return Ok(Target::from_key(0));
     }
-    settings.mapper.map_into(req.target.as_bytes(), path).map_err(Rejection::Target)
+    let target =
+        settings.mapper.map_into(req.target.as_bytes(), path).map_err(Rejection::Target)?;
+    if settings.config.mapping.host_in_key {
+        return Ok(target.on_site(req.host().unwrap_or_default()));
+    }
+    Ok(target)
 }

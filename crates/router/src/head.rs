@@ -95,6 +95,16 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// The `Host` value forwarded upstream (none when an HTTP/1.0 client sent none). Read
+    /// back from the upstream head: only a router keying targets by site asks.
+    pub fn host(&self) -> Option<&[u8]> {
+        let head = self.upstream_head.strip_suffix(b"\r\n\r\n")?;
+        head.split(|&b| b == b'\n').skip(1).find_map(|line| {
+            let (name, value) = line.split_at(line.iter().position(|&b| b == b':')?);
+            name.eq_ignore_ascii_case(b"host").then(|| value[1..].trim_ascii())
+        })
+    }
+
     /// Drop buffers a large head grew (kept small ones are reused by the next request).
     pub fn trim(&mut self) {
         const KEEP: usize = 1024;
@@ -610,6 +620,7 @@ mod tests {
         let raw = "GET http://other:81/x?y HTTP/1.1\r\nHost: mine\r\nAccept: a\r\n\r\n";
         let (_, req) = parse(raw).unwrap().unwrap();
         assert_eq!((req.target.as_str(), req.host_missing_at), ("/x?y", None));
+        assert_eq!(req.host(), Some(&b"other:81"[..]));
         let head = String::from_utf8(req.upstream_head).unwrap();
         assert!(head.starts_with("GET /x?y HTTP/1.1\r\nHost: other:81\r\nAccept: a\r\n"), "{head}");
         assert!(!head.contains("mine"), "{head}");
@@ -617,6 +628,12 @@ mod tests {
         let head = String::from_utf8(bare.upstream_head).unwrap();
         assert!(head.starts_with("GET / HTTP/1.1\r\nHost: o\r\n"), "{head}");
         assert_eq!(bare.host_missing_at, None);
+        let (_, plain) = parse("GET /x HTTP/1.1\r\nX-Host: no\r\nhOST:  Shop.example \r\n\r\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(plain.host(), Some(&b"Shop.example"[..]));
+        let (_, none) = parse("GET /x HTTP/1.0\r\n\r\n").unwrap().unwrap();
+        assert_eq!(none.host(), None);
         let reject = |raw: &str| parse(raw).unwrap_err().status().code();
         assert_eq!(reject("GET ftp://o/x HTTP/1.1\r\nHost: o\r\n\r\n"), 400);
         assert_eq!(reject("GET http://u@o/x HTTP/1.1\r\nHost: o\r\n\r\n"), 400);

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use policy::NodeId;
 
 use crate::cluster::Cluster;
+use crate::head::Request;
 use crate::probe;
 
 /// Whether `method` may change its target (RFC 9110 §9.2.1).
@@ -26,30 +27,31 @@ pub(crate) fn is_unsafe(method: &str) -> bool {
     !matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE")
 }
 
-/// After `method` on `target` was answered `status` by `answered_by`: tell every other
-/// node to drop `target`, when the request was unsafe and the answer not an error.
+/// After `req` was answered `status` by `answered_by`: tell every other node to drop its
+/// target (on its site), when the request was unsafe and the answer not an error.
 #[inline]
 pub(crate) fn after_response(
     cluster: &Arc<Cluster>,
     answered_by: NodeId,
-    method: &str,
-    target: &str,
+    req: &Request,
     status: u16,
 ) {
     // Checked inline on every relayed response; the rare unsafe one goes on below.
-    if is_unsafe(method) && (200..400).contains(&status) && target.starts_with('/') {
-        tell_the_others(cluster, answered_by, target);
+    if is_unsafe(&req.method) && (200..400).contains(&status) && req.target.starts_with('/') {
+        tell_the_others(cluster, answered_by, req);
     }
 }
 
-/// Tell every node but `answered_by` to drop `target`, each in a task of its own.
-fn tell_the_others(cluster: &Arc<Cluster>, answered_by: NodeId, target: &str) {
+/// Tell every node but `answered_by` to drop the target of `req`, each in a task of its
+/// own.
+fn tell_the_others(cluster: &Arc<Cluster>, answered_by: NodeId, req: &Request) {
     let settings = cluster.settings();
     if !settings.config.invalidate_nodes {
         return;
     }
     let timeout = settings.config.health.timeout;
-    let invalidation = Arc::new(wire::Invalidation::exact(target));
+    let invalidation = wire::Invalidation::exact(req.target.as_str()).on_site(req.host());
+    let invalidation = Arc::new(invalidation);
     for (node, upstream) in cluster.probe_targets(|_| true) {
         if node == answered_by {
             continue;

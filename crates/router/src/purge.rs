@@ -31,7 +31,7 @@ pub(crate) async fn answer(
         return (Status::FORBIDDEN, format!("{peer} may not purge (purge_from)\n"));
     }
     match PurgeRequest::parse(target, header(upstream_head, PURGE_HEADER)) {
-        Ok(PurgeRequest(inv)) => report(cluster, inv).await,
+        Ok(PurgeRequest(inv)) => report(cluster, inv.on_site(header(upstream_head, "host"))).await,
         Err(e) => (Status::BAD_REQUEST, format!("{e}; a purge is PURGE /path or /prefix*\n")),
     }
 }

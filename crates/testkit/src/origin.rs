@@ -29,6 +29,8 @@ pub enum Route {
         /// Response fields copied from the request: `(response name, request name)`, the
         /// field sent only when the request carries it (a per-client `Set-Cookie`, say).
         echo: Vec<(String, String)>,
+        /// Interim responses sent before this one: status and fields (103 Early Hints).
+        interim: Vec<(u16, Vec<(String, String)>)>,
     },
     /// Read the request, never answer (until the origin stops).
     Silent,
@@ -39,60 +41,63 @@ pub enum Route {
 impl Route {
     /// A 200 with these fields and body, framed by Content-Length.
     pub fn ok(fields: &[(&str, &str)], body: &[u8]) -> Route {
-        let fields = fields.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
         Route::Respond {
             status: 200,
-            fields,
+            fields: owned(fields),
             body: body.to_vec(),
             chunked: false,
             pause_at: None,
             echo: Vec::new(),
+            interim: Vec::new(),
         }
     }
 
     /// The same with another status.
-    pub fn status(self, code: u16) -> Route {
-        match self {
-            Route::Respond { fields, body, chunked, pause_at, echo, .. } => {
-                Route::Respond { status: code, fields, body, chunked, pause_at, echo }
-            }
-            other => other,
+    pub fn status(mut self, code: u16) -> Route {
+        if let Route::Respond { status, .. } = &mut self {
+            *status = code;
         }
+        self
     }
 
     /// The same framed with the chunked coding.
-    pub fn chunked(self) -> Route {
-        match self {
-            Route::Respond { status, fields, body, pause_at, echo, .. } => {
-                Route::Respond { status, fields, body, chunked: true, pause_at, echo }
-            }
-            other => other,
+    pub fn chunked(mut self) -> Route {
+        if let Route::Respond { chunked, .. } = &mut self {
+            *chunked = true;
         }
+        self
     }
 
     /// The same, sending the head and `n` body bytes at once and the rest only once the
     /// origin is released ([`TestOrigin::hold`] applies mid-body instead of before the head).
-    pub fn pause_at(self, n: usize) -> Route {
-        match self {
-            Route::Respond { status, fields, body, chunked, echo, .. } => {
-                Route::Respond { status, fields, body, chunked, pause_at: Some(n), echo }
-            }
-            other => other,
+    pub fn pause_at(mut self, n: usize) -> Route {
+        if let Route::Respond { pause_at, .. } = &mut self {
+            *pause_at = Some(n);
         }
+        self
     }
 
     /// The same, answering each request that carries the field `request` with a field
     /// `response` of the same value (also on a 304): a per-client answer such as the
     /// `Set-Cookie` of a login, whose owner the test can tell.
-    pub fn echo(self, request: &str, response: &str) -> Route {
-        match self {
-            Route::Respond { status, fields, body, chunked, pause_at, mut echo } => {
-                echo.push((response.to_string(), request.to_string()));
-                Route::Respond { status, fields, body, chunked, pause_at, echo }
-            }
-            other => other,
+    pub fn echo(mut self, request: &str, response: &str) -> Route {
+        if let Route::Respond { echo, .. } = &mut self {
+            echo.push((response.to_string(), request.to_string()));
         }
+        self
     }
+
+    /// The same, preceded by an interim response of `code` with `fields` (103 Early Hints).
+    pub fn interim(mut self, code: u16, fields: &[(&str, &str)]) -> Route {
+        if let Route::Respond { interim, .. } = &mut self {
+            interim.push((code, owned(fields)));
+        }
+        self
+    }
+}
+
+fn owned(fields: &[(&str, &str)]) -> Vec<(String, String)> {
+    fields.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
 }
 
 #[derive(Default)]
@@ -263,10 +268,28 @@ fn serve(s: &Shared, mut conn: TcpStream) {
                 let _ = s.changed.wait_timeout_while(st, LIMIT, |_| !s.stop.load(Ordering::SeqCst));
                 return;
             }
-            Some(Route::Respond { status, fields: mut rf, body, chunked, pause_at, echo }) => {
+            Some(Route::Respond {
+                status,
+                fields: mut rf,
+                body,
+                chunked,
+                pause_at,
+                echo,
+                interim,
+            }) => {
                 for (response, request) in &echo {
                     if let Some(v) = crate::header(&fields, request) {
                         rf.push((response.clone(), v.to_string()));
+                    }
+                }
+                for (code, fields) in &interim {
+                    let mut head = format!("HTTP/1.1 {code} Interim\r\n");
+                    for (name, value) in fields {
+                        head.push_str(&format!("{name}: {value}\r\n"));
+                    }
+                    head.push_str("\r\n");
+                    if conn.write_all(head.as_bytes()).is_err() {
+                        return;
                     }
                 }
                 let answer = render(status, &rf, &body, chunked, &fields);

@@ -12,7 +12,10 @@
 //! after the target: `&mode=soft` (mark stale rather than drop, so stale-if-error can
 //! still serve it and the next request revalidates) and `&scope=prefix` (every stored
 //! target that starts with it). Without them it is today's exact, hard invalidation, so
-//! older routers and nodes keep understanding each other. The node answers 200 with
+//! older routers and nodes keep understanding each other. A third, `&site=<host>`, names
+//! the site (the client's `Host`) for nodes that keep one object per site
+//! (`--origin-host client`); without it such a node drops the target on every site it
+//! holds, and a node that keeps one site ignores it. The node answers 200 with
 //! [`InvalidationOutcome`] as its body.
 
 use crate::percent::{push_escaped, units};
@@ -26,6 +29,7 @@ const PARAM: &str = "target=";
 /// The optional parameters after it (non-default values only).
 const SOFT: &str = "mode=soft";
 const PREFIX: &str = "scope=prefix";
+const SITE: &str = "site=";
 
 /// "Drop the stored responses for `target`".
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +39,9 @@ pub struct Invalidation {
     pub target: String,
     pub mode: Mode,
     pub scope: Scope,
+    /// The site (a request's `Host`, as sent) the target is on, for nodes that keep one
+    /// object per site; `None`: every site.
+    pub site: Option<String>,
 }
 
 /// What becomes of a stored response the invalidation names.
@@ -114,7 +121,13 @@ impl std::error::Error for InvalidationError {}
 impl Invalidation {
     /// Today's invalidation: drop exactly `target`.
     pub fn exact(target: impl Into<String>) -> Invalidation {
-        Invalidation { target: target.into(), mode: Mode::Hard, scope: Scope::Exact }
+        Invalidation { target: target.into(), mode: Mode::Hard, scope: Scope::Exact, site: None }
+    }
+
+    /// The same invalidation for the site `host` (a request's `Host`, when it had one).
+    pub fn on_site(mut self, host: Option<&[u8]>) -> Invalidation {
+        self.site = host.and_then(|h| std::str::from_utf8(h.trim_ascii()).ok()).map(String::from);
+        self
     }
 
     /// The request target of the invalidation, `/.larder/invalidate?target=…`.
@@ -137,6 +150,17 @@ impl Invalidation {
         if self.scope == Scope::Prefix {
             out.push('&');
             out.push_str(PREFIX);
+        }
+        if let Some(site) = &self.site {
+            out.push('&');
+            out.push_str(SITE);
+            for &b in site.as_bytes() {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    out.push(b as char);
+                } else {
+                    push_escaped(b, &mut out);
+                }
+            }
         }
         out
     }
@@ -182,26 +206,40 @@ impl Invalidation {
         let rest = query.and_then(|q| q.strip_prefix(PARAM)).ok_or(InvalidationError::Target)?;
         let mut params = rest.split('&');
         let encoded = params.next().unwrap_or_default();
-        let (mut mode, mut scope) = (Mode::Hard, Scope::Exact);
+        let (mut mode, mut scope, mut site) = (Mode::Hard, Scope::Exact, None);
         for param in params {
             match param {
                 SOFT => mode = Mode::Soft,
                 PREFIX => scope = Scope::Prefix,
-                _ => return Err(InvalidationError::Target),
+                _ => match param.strip_prefix(SITE) {
+                    Some(host) if !host.is_empty() => {
+                        let host = decode(host)?;
+                        if host.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'/') {
+                            return Err(InvalidationError::Target);
+                        }
+                        site = Some(host);
+                    }
+                    _ => return Err(InvalidationError::Target),
+                },
             }
         }
-        let mut bytes = Vec::with_capacity(encoded.len());
-        for u in units(encoded.as_bytes()) {
-            bytes.push(u.map_err(|_| InvalidationError::Target)?.byte);
-        }
-        let target = String::from_utf8(bytes).map_err(|_| InvalidationError::Target)?;
+        let target = decode(encoded)?;
         let well_formed =
             target.starts_with('/') && !target.bytes().any(|b| b <= b' ' || b == 0x7f);
         if !well_formed {
             return Err(InvalidationError::Target);
         }
-        Ok(Invalidation { target, mode, scope })
+        Ok(Invalidation { target, mode, scope, site })
     }
+}
+
+/// A percent-encoded parameter value as UTF-8 text.
+fn decode(encoded: &str) -> Result<String, InvalidationError> {
+    let mut bytes = Vec::with_capacity(encoded.len());
+    for u in units(encoded.as_bytes()) {
+        bytes.push(u.map_err(|_| InvalidationError::Target)?.byte);
+    }
+    String::from_utf8(bytes).map_err(|_| InvalidationError::Target)
 }
 
 #[cfg(test)]
@@ -218,9 +256,12 @@ mod tests {
         ];
         for target in ["/", "/a/b.html", "/s?q=1&r=%2Fx", "/ü?target=/x#f"] {
             for (mode, scope) in kinds {
-                let inv = Invalidation { target: target.to_string(), mode, scope };
-                let rt = inv.request_target();
-                assert_eq!(Invalidation::parse("POST", &rt), Some(Ok(inv.clone())), "{rt}");
+                for site in [None, Some("shop.example:8080"), Some("[::1]:80")] {
+                    let site = site.map(String::from);
+                    let inv = Invalidation { target: target.to_string(), mode, scope, site };
+                    let rt = inv.request_target();
+                    assert_eq!(Invalidation::parse("POST", &rt), Some(Ok(inv.clone())), "{rt}");
+                }
             }
             let inv = Invalidation::exact(target);
             let rt = inv.request_target();
@@ -247,6 +288,9 @@ mod tests {
             "?target=/a%0A",
             "?target=%FF",
             "?target=/a&x",
+            "?target=/a&site=",
+            "?target=/a&site=a%2Fb",
+            "?target=/a&site=a%20b",
         ];
         for bad in bad_ones {
             let rt = format!("{INVALIDATE_PATH}{bad}");

@@ -43,7 +43,7 @@ impl PurgeRequest {
         if !well_formed {
             return Err(InvalidationError::Target);
         }
-        Ok(PurgeRequest(Invalidation { target: target.to_string(), mode, scope }))
+        Ok(PurgeRequest(Invalidation { target: target.to_string(), mode, scope, site: None }))
     }
 
     /// The whole request to a router at `host`, closing the connection after it.

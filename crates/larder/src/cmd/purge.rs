@@ -31,6 +31,10 @@ pub struct Args {
     /// Purge every target that starts with the path (the same as ending the URL in `*`).
     #[arg(long)]
     prefix: bool,
+    /// The site to purge on nodes that keep one object per site (`larder node
+    /// --origin-host client`), sent as the purge's Host [default: the URL's HOST[:PORT]].
+    #[arg(long, value_name = "HOST")]
+    site: Option<String>,
     /// Give up after this many seconds.
     #[arg(long, value_name = "S", default_value_t = 10)]
     timeout: u64,
@@ -46,7 +50,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.prefix {
         purge.scope = InvalidationScope::Prefix;
     }
-    let (status, body) = send(authority, &purge, Duration::from_secs(args.timeout.max(1)))
+    let site = args.site.as_deref().unwrap_or(authority);
+    if site.is_empty() || site.bytes().any(|b| b <= b' ' || b == 0x7f || b == b'/') {
+        bail!("{site:?} is not a host[:port] for --site");
+    }
+    let timeout = Duration::from_secs(args.timeout.max(1));
+    let (status, body) = send(authority, site, &purge, timeout)
         .with_context(|| format!("purging at {authority}"))?;
     print!("{body}");
     if !body.ends_with('\n') {
@@ -71,8 +80,14 @@ fn split_url(url: &str) -> anyhow::Result<(&str, &str)> {
     Ok((authority, target))
 }
 
-/// Send the purge and read the whole answer (the router closes after it).
-fn send(authority: &str, purge: &Invalidation, timeout: Duration) -> anyhow::Result<(u16, String)> {
+/// Send the purge for `site` to the router at `authority` and read the whole answer (the
+/// router closes after it).
+fn send(
+    authority: &str,
+    site: &str,
+    purge: &Invalidation,
+    timeout: Duration,
+) -> anyhow::Result<(u16, String)> {
     let with_port =
         if authority.contains(':') { authority.to_string() } else { format!("{authority}:80") };
     let addr = with_port
@@ -83,7 +98,7 @@ fn send(authority: &str, purge: &Invalidation, timeout: Duration) -> anyhow::Res
     let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
-    stream.write_all(&PurgeRequest(purge.clone()).request(authority))?;
+    stream.write_all(&PurgeRequest(purge.clone()).request(site))?;
     let mut answer = Vec::new();
     stream.take(1 << 20).read_to_end(&mut answer).context("reading the answer")?;
     let text = String::from_utf8_lossy(&answer);

@@ -41,6 +41,9 @@ pub struct Args {
     /// Each node fetches what it misses and keeps it as HTTP caching allows.
     #[arg(long, value_name = "URL", conflicts_with_all = ["docroot", "bench"])]
     origin: Vec<String>,
+    /// How the caching nodes store and fetch (with --origin).
+    #[command(flatten, next_help_heading = "Caching nodes (with --origin)")]
+    caching: node::OriginFlags,
     /// Router configuration (TOML, see examples/router.toml) for everything else; its
     /// nodes are replaced by the started ones, and its listen and admin addresses by
     /// --listen and --admin.
@@ -99,6 +102,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         policy: args.policy,
         docroot: args.docroot,
         origins: args.origin,
+        caching_args: args.caching.to_args(),
+        host_in_key: args.caching.origin_host == node::origin::OriginHost::Client,
         config: args.config,
         listen: args.listen,
         routers: args.routers,

@@ -25,6 +25,10 @@ use tokio::time::timeout_at;
 pub struct OriginHead {
     pub status: u16,
     pub fields: Vec<Field>,
+    /// The interim responses (1xx but 100 and 101: 102 Processing, 103 Early Hints) that
+    /// came before this one, as written to a client, for the client whose request fetched
+    /// it (RFC 9110 §15.2: passed on, never stored). Bounded by the head size limit.
+    pub interim: Vec<u8>,
 }
 
 /// The origin client of one node's event loop.
@@ -60,12 +64,14 @@ impl OriginClient {
         &self.shared.counters
     }
 
-    /// GET `target` (origin-form, `/path?query`) with `fields` from the origins in order,
-    /// the first that answers winning; the whole exchange up to the response head is
-    /// bounded by the configured timeout.
+    /// GET `target` (origin-form, `/path?query`) on the site `host` (`None`: the origin's
+    /// own authority) with `fields` from the origins in order, the first that answers
+    /// winning; the whole exchange up to the response head is bounded by the configured
+    /// timeout.
     pub async fn get(
         &self,
         target: &str,
+        host: Option<&[u8]>,
         fields: &[(&str, &[u8])],
     ) -> Result<(OriginHead, OriginBody), OriginError> {
         let c = &self.shared.counters;
@@ -73,7 +79,7 @@ impl OriginClient {
         let deadline = Instant::now() + self.shared.timeout;
         let mut last = None;
         for (i, origin) in self.origins.iter().enumerate() {
-            let request = render_request(origin, "GET", target, fields, None);
+            let request = render_request(origin, "GET", (target, host), fields, None);
             match self.try_origin(i, &request, deadline).await {
                 Ok(r) => return Ok(r),
                 Err(e) => {
@@ -92,7 +98,8 @@ impl OriginClient {
         }))
     }
 
-    /// Send a client's `method` request for `target` with `fields` and its `body`,
+    /// Send a client's `method` request for `target` on the site `host` (`None`: the
+    /// origin's own authority) with `fields` and its `body`,
     /// streamed piece by piece (re-framed: `Content-Length` when the client declared one,
     /// else chunked). Always on a fresh connection: a request that may not be idempotent,
     /// or whose body is read as it is sent, cannot be replayed, so it is not risked on a
@@ -103,7 +110,7 @@ impl OriginClient {
     pub async fn send(
         &self,
         method: &str,
-        target: &str,
+        (target, host): (&str, Option<&[u8]>),
         fields: &[(&str, &[u8])],
         mut body: Option<&mut RequestBody<'_>>,
     ) -> Result<(OriginHead, OriginBody), OriginError> {
@@ -125,7 +132,8 @@ impl OriginClient {
                     continue;
                 }
             };
-            let request = render_request(origin, method, target, fields, framing.as_deref());
+            let request =
+                render_request(origin, method, (target, host), fields, framing.as_deref());
             let sent = self.write_request(&mut conn, &request, body.as_deref_mut(), declared).await;
             if let Err(e) = sent {
                 if !matches!(e, OriginError::Client(_)) {
@@ -255,17 +263,22 @@ impl OriginClient {
             }
         }
         let mut received = 0u64;
+        let mut interim = Vec::new();
         loop {
             match parse_response_head(&conn.buf, &self.limits) {
                 Err(e) => return Err(fail(protocol(&e.to_string()), true)),
-                Ok(Some((head, n, close))) => {
+                Ok(Some((mut head, n, close))) => {
                     conn.buf.drain(..n);
                     if (100..200).contains(&head.status) {
                         if head.status == 101 {
                             return Err(fail(protocol("unexpected 101 Switching Protocols"), true));
                         }
+                        if head.status != 100 && interim.len() + n <= self.limits.max_head_bytes {
+                            write_interim(&head, &mut interim);
+                        }
                         continue;
                     }
+                    head.interim = interim;
                     let framing = response_framing(
                         head.fields.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
                         head.status,
@@ -293,12 +306,13 @@ impl OriginClient {
     }
 }
 
-/// The request line and fields of a `method` request to `origin`, with `framing` (the
-/// body's `Content-Length` or `Transfer-Encoding` line, without its CRLF) when it has one.
+/// The request line and fields of a `method` request for `target` to `origin`, on the
+/// site `host` (`None`: the origin's authority), with `framing` (the body's
+/// `Content-Length` or `Transfer-Encoding` line, without its CRLF) when it has one.
 fn render_request(
     origin: &OriginUrl,
     method: &str,
-    target: &str,
+    (target, host): (&str, Option<&[u8]>),
     fields: &[(&str, &[u8])],
     framing: Option<&str>,
 ) -> Vec<u8> {
@@ -308,7 +322,10 @@ fn render_request(
     r.extend_from_slice(origin.base.as_bytes());
     r.extend_from_slice(target.as_bytes());
     r.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-    r.extend_from_slice(origin.authority().as_bytes());
+    match host {
+        Some(host) => r.extend_from_slice(host),
+        None => r.extend_from_slice(origin.authority().as_bytes()),
+    }
     r.extend_from_slice(b"\r\n");
     for (name, value) in fields {
         r.extend_from_slice(name.as_bytes());
@@ -324,6 +341,16 @@ fn render_request(
     r
 }
 
+/// Append the interim response `head` as a client gets it (its hop-by-hop fields left out).
+fn write_interim(head: &OriginHead, out: &mut Vec<u8>) {
+    let Some(status) = http1::Status::new(head.status) else { return };
+    let mut w = http1::ResponseHead::new(out, status);
+    for (name, value) in super::fields::end_to_end(&head.fields) {
+        w.header(&name, &value);
+    }
+    w.finish();
+}
+
 /// A complete response head in `buf` within `limits`: the head (its fields copied out, to
 /// outlive the buffer they came in), its length, and whether the origin will close the
 /// connection after this response.
@@ -336,7 +363,8 @@ fn parse_response_head(
         return Ok(None);
     };
     let fields = head.fields().map(|(name, value)| (name.to_string(), value.to_vec())).collect();
-    Ok(Some((OriginHead { status: head.status, fields }, head.len, !head.keep_alive())))
+    let head_out = OriginHead { status: head.status, fields, interim: Vec::new() };
+    Ok(Some((head_out, head.len, !head.keep_alive())))
 }
 
 #[cfg(test)]
@@ -374,15 +402,16 @@ mod tests {
     #[test]
     fn request_rendering() {
         let o = OriginUrl::parse("http://127.0.0.1:81/base").unwrap();
-        let r = render_request(&o, "GET", "/a?b", &[("Accept", b"*/*")], None);
+        let r = render_request(&o, "GET", ("/a?b", None), &[("Accept", b"*/*")], None);
         assert_eq!(
             String::from_utf8(r).unwrap(),
             "GET /base/a?b HTTP/1.1\r\nHost: 127.0.0.1:81\r\nAccept: */*\r\nVia: 1.1 larder\r\n\r\n"
         );
-        let r = render_request(&o, "PATCH", "/a", &[], Some("Transfer-Encoding: chunked"));
+        let framing = Some("Transfer-Encoding: chunked");
+        let r = render_request(&o, "PATCH", ("/a", Some(b"Shop.example")), &[], framing);
         assert_eq!(
             String::from_utf8(r).unwrap(),
-            "PATCH /base/a HTTP/1.1\r\nHost: 127.0.0.1:81\r\nTransfer-Encoding: chunked\r\nVia: 1.1 larder\r\n\r\n"
+            "PATCH /base/a HTTP/1.1\r\nHost: Shop.example\r\nTransfer-Encoding: chunked\r\nVia: 1.1 larder\r\n\r\n"
         );
     }
 }

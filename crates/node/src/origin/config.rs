@@ -81,6 +81,26 @@ pub enum SetCookie {
     StoreWithout,
 }
 
+/// Which `Host` a caching node sends the origin, and so what its cache keys name.
+///
+/// One origin URL names one site by default: every request goes to the origin with the
+/// origin's own authority as `Host`, and the cache keys by path alone, as nginx's
+/// `proxy_pass` and Traffic Server's remapping do. A client cannot then split the cache
+/// by sending other names for the same site, nor reach a site the operator did not name.
+/// Varnish's way is the other one, for one origin server hosting several sites: the
+/// client's `Host` goes to the origin and is part of the cache key. Default is
+/// [`OriginHost::Origin`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum OriginHost {
+    /// The origin URL's authority; objects keyed by path (one site).
+    #[default]
+    Origin,
+    /// The client's `Host` (compared without case); objects keyed by host and path, so
+    /// each site has its own (virtual hosts).
+    Client,
+}
+
 /// The node as a cache in front of origins (`larder node --origin`).
 #[derive(Clone, Debug)]
 pub struct OriginConfig {
@@ -99,6 +119,9 @@ pub struct OriginConfig {
     pub max_head_fields: usize,
     /// Responses that carry `Set-Cookie`. Default is [`SetCookie::NeverStore`].
     pub set_cookie: SetCookie,
+    /// The `Host` sent to the origin and whether it keys the cache. Default is
+    /// [`OriginHost::Origin`].
+    pub host: OriginHost,
     /// How long a target whose origin response was not shareable (`Set-Cookie`,
     /// `no-store`, `private`, `Vary: *`) sends later requests straight to the origin
     /// instead of queueing them behind one fetch they could not use (Varnish's
@@ -132,6 +155,7 @@ impl OriginConfig {
             max_head_bytes: 64 * 1024,
             max_head_fields: 128,
             set_cookie: SetCookie::NeverStore,
+            host: OriginHost::Origin,
             uncacheable_for: Duration::from_secs(120),
             invalidate_from: Vec::new(),
         }

@@ -14,6 +14,7 @@ use super::cookies::split_off_cookies;
 use super::fields::{end_to_end, forwarded, update, Field};
 use super::filling::Filling;
 use super::freshness::{decide, Exchange, Freshness, NotStorable};
+use super::site;
 use super::store::Stored;
 use super::upstream::Upstream;
 use super::vary::{names, secondary_key};
@@ -72,7 +73,7 @@ pub enum Own {
     /// A complete response that must not be stored or shared.
     Whole(Arc<Stored>),
     /// A response relayed as it arrives: head, bytes already read, the rest.
-    Stream(OriginHead, Vec<u8>, OriginBody),
+    Stream(OriginHead, Vec<u8>, Box<OriginBody>),
 }
 
 /// What one fetch yields.
@@ -85,15 +86,18 @@ pub struct Fetched {
     /// Cookies the origin set, for the fetching request alone, added to the outcome: the
     /// response was stored without them ([`SetCookie::StoreWithout`]).
     pub cookies: Vec<Field>,
+    /// The interim responses (103 Early Hints, …) that came first, for the fetching
+    /// request alone, as written to a client ([`OriginHead::interim`]).
+    pub interim: Vec<u8>,
 }
 
 impl Fetched {
     fn shared(outcome: Outcome) -> Fetched {
-        Fetched { outcome, own: None, cookies: Vec::new() }
+        Fetched { outcome, own: None, cookies: Vec::new(), interim: Vec::new() }
     }
 
     fn own(own: Own) -> Fetched {
-        Fetched { outcome: Outcome::Pass, own: Some(own), cookies: Vec::new() }
+        Fetched { outcome: Outcome::Pass, own: Some(own), cookies: Vec::new(), interim: Vec::new() }
     }
 }
 
@@ -113,7 +117,8 @@ const NOT_FORWARDED: &[&str] = &[
     "via",
 ];
 
-/// Fetch `target` for `req`; `stale` is the stored copy that may be revalidated.
+/// Fetch the target of `req`, stored under `target` (its key: `site.rs`); `stale` is the
+/// stored copy that may be revalidated.
 pub async fn fetch(
     up: &Upstream,
     max_cached: u64,
@@ -127,10 +132,26 @@ pub async fn fetch(
         fields.extend(s.last_modified().map(|v| ("If-Modified-Since", v)));
     }
     let request_time = SystemTime::now();
-    let (head, mut body) = match up.client.get(target, &fields).await {
+    let host = site::host_to_send(up.config.host, req);
+    let (mut head, body) = match up.client.get(&req.target, host, &fields).await {
         Ok(r) => r,
         Err(e) => return Fetched::shared(Outcome::Failed(e.status(), e.to_string().into())),
     };
+    let interim = std::mem::take(&mut head.interim);
+    let fetched = answer(up, max_cached, req, target, stale, (request_time, head, body)).await;
+    Fetched { interim, ..fetched }
+}
+
+/// What the origin's answer `head` and `body` to the request for `target` (sent at
+/// `request_time`) yields: stored, filling, or the fetching request's own.
+async fn answer(
+    up: &Upstream,
+    max_cached: u64,
+    req: &RequestHead,
+    target: &str,
+    stale: Option<Arc<Stored>>,
+    (request_time, head, mut body): (SystemTime, OriginHead, OriginBody),
+) -> Fetched {
     let response_time = SystemTime::now();
     let (kept, cookies) = match up.config.set_cookie {
         SetCookie::StoreWithout => split_off_cookies(end_to_end(&head.fields)),
@@ -139,7 +160,8 @@ pub async fn fetch(
     // The fields of a response only the fetching client gets: the shared ones and its cookies.
     let mine =
         |fields: &[Field]| -> Vec<Field> { fields.iter().chain(&cookies).cloned().collect() };
-    let with_cookies = |outcome| Fetched { outcome, own: None, cookies: cookies.clone() };
+    let with_cookies =
+        |outcome| Fetched { outcome, own: None, cookies: cookies.clone(), interim: Vec::new() };
     // A response not shareable by what it says sends later requests straight to the origin.
     let note = |decision: &Result<Freshness, NotStorable>| match decision {
         Ok(_) => up.hit_for_miss.clear(target),
@@ -186,7 +208,7 @@ pub async fn fetch(
     note(&decision);
     let declared = body.declared_len();
     if declared.is_some_and(|n| n > max_cached) {
-        return Fetched::own(Own::Stream(head, Vec::new(), body));
+        return Fetched::own(Own::Stream(head, Vec::new(), Box::new(body)));
     }
     let vary = names(&kept);
     let vary_key = secondary_key(&vary, req);
@@ -210,7 +232,7 @@ pub async fn fetch(
             Ok(Some(piece)) => {
                 data.extend_from_slice(&piece);
                 if data.len() as u64 > max_cached {
-                    return Fetched::own(Own::Stream(head, data, body));
+                    return Fetched::own(Own::Stream(head, data, Box::new(body)));
                 }
             }
             Ok(None) => break,

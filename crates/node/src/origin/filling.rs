@@ -131,6 +131,12 @@ impl Fills {
     pub fn forget(&self, target: &str) {
         self.0.borrow_mut().remove(target);
     }
+
+    /// [`Fills::forget`] every fill whose target `named` picks (a purge of one target on
+    /// every site).
+    pub fn forget_matching(&self, named: impl Fn(&str) -> bool) {
+        self.0.borrow_mut().retain(|target, _| !named(target));
+    }
 }
 
 /// One client's position in a [`Filling`] body.

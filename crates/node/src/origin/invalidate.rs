@@ -3,7 +3,9 @@
 //! `Content-Location` name; and the endpoint through which a router tells this node that
 //! an unsafe request for a target succeeded on another node ([`wire::Invalidation`]).
 
+use super::config::OriginHost;
 use super::fields::{first, Field};
+use super::site;
 use super::upstream::Upstream;
 use crate::reply::{error, simple, Reply, ReplyCtx};
 use crate::state::NodeState;
@@ -29,10 +31,11 @@ pub fn after_unsafe(
         return;
     }
     let host = req.header("host");
-    let mut dropped = drop_target(up, &req.target);
+    let site = site::host_to_send(up.config.host, req);
+    let mut dropped = drop_target(up, &site::key_on(site, &req.target));
     for name in ["location", "content-location"] {
         if let Some(target) = first(fields, name).and_then(|v| same_origin_target(v, host)) {
-            dropped |= drop_target(up, &target);
+            dropped |= drop_target(up, &site::key_on(site, &target));
         }
     }
     if dropped {
@@ -99,12 +102,23 @@ pub fn answer(
             error(node, out, Status::METHOD_NOT_ALLOWED, ctx, &[("Allow", b"POST")])
         }
         Err(InvalidationError::Target) => error(node, out, Status::BAD_REQUEST, ctx, &[]),
-        Ok(inv) => {
+        Ok(mut inv) => {
+            // One site: every site name is that site. Several: the named one, or all.
+            let every_site = match (up.config.host, inv.site.take()) {
+                (OriginHost::Origin, _) => false,
+                (OriginHost::Client, Some(host)) => {
+                    inv.target = site::key_on(Some(host.as_bytes()), &inv.target).into_owned();
+                    false
+                }
+                (OriginHost::Client, None) => true,
+            };
             if inv.scope == InvalidationScope::Exact {
                 // A fill under way would store the old response again.
-                up.fills.forget(&inv.target);
+                up.fills.forget_matching(|key| {
+                    key == inv.target || (every_site && site::target_of(key) == inv.target)
+                });
             }
-            let held = up.store.purge(&inv, std::time::SystemTime::now());
+            let held = up.store.purge(&inv, every_site, std::time::SystemTime::now());
             if held {
                 node.holdings.borrow_mut().changed();
             }

@@ -10,7 +10,8 @@
 //!   connection handed back at its end.
 //! - `fields.rs`, `cache_control.rs`, `freshness.rs`, `vary.rs`: the RFC 9111 rules,
 //!   pure (time passed in); `cookies.rs`: `Set-Cookie`, never handed to another client.
-//! - `store.rs`: stored responses, keyed by target and `Vary` values.
+//! - `store.rs`: stored responses, keyed by target and `Vary` values; `site.rs`: the
+//!   site a request is for (the origin's own, or the client's `Host`: virtual hosts).
 //! - `hit_for_miss.rs`: targets whose requests skip coalescing for a while, their last
 //!   response not being shareable.
 //! - `upstream.rs`: what a fetch works with; `state.rs`: that and the fetches under way.
@@ -45,13 +46,14 @@ mod partial;
 mod pass;
 mod relay;
 mod serve;
+mod site;
 mod state;
 mod store;
 mod upstream;
 pub mod vary;
 
 pub use client::OriginClient;
-pub use config::{OriginConfig, OriginUrl, OriginUrlError, SetCookie};
+pub use config::{OriginConfig, OriginHost, OriginUrl, OriginUrlError, SetCookie};
 pub use conn::OriginCounters;
 pub use error::OriginError;
 pub(crate) use invalidate::answer as answer_invalidation;

@@ -8,6 +8,7 @@ use super::fetch::Own;
 use super::fields::forwarded;
 use super::invalidate::after_unsafe;
 use super::serve::{failed, Answer};
+use super::site;
 use super::state::OriginState;
 use super::OriginError;
 use crate::reply::{error, Reply, ReplyCtx};
@@ -34,7 +35,11 @@ pub async fn pass(
     }
     let fields = forwarded(req, NOT_FORWARDED);
     let up = &origin.upstream;
-    match up.client.send(req.method.as_str(), &req.target, &fields, body).await {
+    let host = site::host_to_send(up.config.host, req);
+    if host.is_some_and(|h| !http1::is_valid_host(h)) {
+        return error(node, out, Status::BAD_REQUEST, ctx, &[]);
+    }
+    match up.client.send(req.method.as_str(), (&req.target, host), &fields, body).await {
         Err(e @ OriginError::Client(_)) => {
             // The rest of the request cannot be found on the connection: answer, then close.
             let closing = ReplyCtx { keep_alive: false, ..*ctx };
@@ -43,7 +48,7 @@ pub async fn pass(
         Err(e) => failed(node, e.status(), &e.to_string(), ctx, out),
         Ok((head, body)) => {
             after_unsafe(node, up, req, head.status, &head.fields);
-            Answer::new(node, req, ctx).own(Own::Stream(head, Vec::new(), body), out)
+            Answer::new(node, req, ctx).own(Own::Stream(head, Vec::new(), Box::new(body)), out)
         }
     }
 }

@@ -10,6 +10,7 @@ use super::filling::Filling;
 use super::grace;
 use super::partial::{range_of, ranged, validators};
 use super::relay::{Relay, Source};
+use super::site;
 use super::state::OriginState;
 use super::store::Stored;
 use crate::conditional::not_modified;
@@ -39,10 +40,13 @@ pub async fn serve(
     ctx: &ReplyCtx,
     out: &mut Vec<u8>,
 ) -> Reply {
-    let target = req.target.as_str();
-    if !target.starts_with('/') {
+    if !req.target.starts_with('/') {
         return error(node, out, Status::BAD_REQUEST, ctx, &[]);
     }
+    let Ok(key) = site::key(origin.upstream.config.host, req) else {
+        return error(node, out, Status::BAD_REQUEST, ctx, &[]);
+    };
+    let target = key.as_ref();
     if let Some(hint) = ctx.hint {
         if origin.upstream.store.name(target, hint) {
             node.holdings.borrow_mut().changed();
@@ -94,8 +98,14 @@ pub async fn serve(
         (outcome, mine) = (Some(o), m);
     }
     match mine {
-        Mine::Own(own) => return to.own(own, out),
-        Mine::Cookies(cookies) => to.cookies = cookies,
+        Mine::Own(own, interim) => {
+            to.interim(&interim, out);
+            return to.own(own, out);
+        }
+        Mine::Cookies(cookies, interim) => {
+            to.cookies = cookies;
+            to.interim(&interim, out);
+        }
         Mine::Waited => {}
     }
     match outcome {
@@ -122,17 +132,18 @@ pub async fn serve(
 enum Mine {
     /// This request waited on another's fetch: the shared outcome alone.
     Waited,
-    /// This request fetched, and the outcome is shared with these cookies for it alone.
-    Cookies(Vec<Field>),
-    /// This request fetched an answer only it may use.
-    Own(Own),
+    /// This request fetched, and the outcome is shared with these cookies and interim
+    /// responses for it alone.
+    Cookies(Vec<Field>, Vec<u8>),
+    /// This request fetched an answer only it may use (and these interim responses).
+    Own(Own, Vec<u8>),
 }
 
 impl Mine {
     fn split(f: Fetched) -> (Outcome, Mine) {
         let mine = match f.own {
-            Some(own) => Mine::Own(own),
-            None => Mine::Cookies(f.cookies),
+            Some(own) => Mine::Own(own, f.interim),
+            None => Mine::Cookies(f.cookies, f.interim),
         };
         (f.outcome, mine)
     }
@@ -150,6 +161,14 @@ pub(super) struct Answer<'a> {
 impl<'a> Answer<'a> {
     pub(super) fn new(node: &'a NodeState, req: &'a RequestHead, ctx: &'a ReplyCtx) -> Self {
         Answer { node, req, ctx, cookies: Vec::new() }
+    }
+
+    /// Pass on the origin's interim responses (103 Early Hints, …) before the final one;
+    /// never to an HTTP/1.0 client, which cannot read them (RFC 9110 §15.2).
+    pub(super) fn interim(&self, interim: &[u8], out: &mut Vec<u8>) {
+        if self.ctx.version != Version::Http10 {
+            out.extend_from_slice(interim);
+        }
     }
 
     /// The head of a response made from `s` (stored, filling, or this request's own) with
@@ -271,6 +290,7 @@ impl<'a> Answer<'a> {
             Own::Whole(s) => return self.stored(&s, How::Pass, out),
             Own::Stream(head, prefix, body) => (head, prefix, body),
         };
+        self.interim(&head.interim, out);
         let status = Status::new(head.status).unwrap_or(Status::BAD_GATEWAY);
         let len = body.declared_len().map(|rest| rest + prefix.len() as u64);
         let chunked = len.is_none() && self.ctx.version == Version::Http11;
@@ -293,7 +313,7 @@ impl<'a> Answer<'a> {
         let send = !ctx.head_only && !status.forbids_body();
         let mut reply = self.reply(status, len.unwrap_or(0));
         reply.close = !keep_alive;
-        reply.relay = send.then(|| Relay { prefix, body: Source::Origin(body), chunked });
+        reply.relay = send.then(|| Relay { prefix, body: Source::Origin(*body), chunked });
         reply
     }
 }

@@ -6,6 +6,7 @@
 
 use super::fields::{first, Field};
 use super::freshness::Freshness;
+use super::site;
 use super::vary::secondary_key;
 use cache::{ByteCache, Lru};
 use http1::RequestHead;
@@ -180,11 +181,13 @@ impl ObjectStore {
     /// Apply a purge: drop, or mark stale at `now`, every stored response `inv` names
     /// (its target exactly with each variant, or every target starting with it). A
     /// stale-marked response keeps its stale-if-error allowance, so the next request
-    /// revalidates and an origin error can still be answered with it. Visits every key
-    /// for anything but an exact hard drop (bounded by the store; an admin operation).
-    /// True when something was held.
-    pub fn purge(&self, inv: &Invalidation, now: SystemTime) -> bool {
-        if (inv.mode, inv.scope) == (InvalidationMode::Hard, InvalidationScope::Exact) {
+    /// revalidates and an origin error can still be answered with it. With `every_site`,
+    /// the target is matched on every site of a store keyed by site (`site.rs`). Visits
+    /// every key for anything but an exact hard drop on one site (bounded by the store; an
+    /// admin operation). True when something was held.
+    pub fn purge(&self, inv: &Invalidation, every_site: bool, now: SystemTime) -> bool {
+        let exact = (inv.mode, inv.scope) == (InvalidationMode::Hard, InvalidationScope::Exact);
+        if exact && !every_site {
             return self.invalidate(&inv.target);
         }
         let variants = format!("{}\n", inv.target);
@@ -194,7 +197,7 @@ impl ObjectStore {
         };
         let mut held = false;
         self.lru.borrow_mut().retain(|key, entry| {
-            if !named(key) {
+            if !named(if every_site { site::target_of(key) } else { key }) {
                 return true;
             }
             held = true;
@@ -244,7 +247,7 @@ mod tests {
     }
 
     fn purge(target: &str, mode: Mode, scope: Scope) -> Invalidation {
-        Invalidation { target: target.into(), mode, scope }
+        Invalidation { target: target.into(), mode, scope, site: None }
     }
 
     #[test]
@@ -255,15 +258,35 @@ mod tests {
             store.put(target, stored(t0));
         }
         let now = t0 + Duration::from_secs(10);
-        assert!(store.purge(&purge("/q", Mode::Soft, Scope::Exact), now));
+        assert!(store.purge(&purge("/q", Mode::Soft, Scope::Exact), false, now));
         let limits = http1::Limits::default();
         let (req, _) =
             http1::parse_head(b"GET /q HTTP/1.1\r\nHost: h\r\n\r\n", &limits).unwrap().unwrap();
         let q = store.get("/q", &req).unwrap();
         assert!(!q.freshness.is_fresh(now) && q.freshness.usable_on_error(now));
-        assert!(store.purge(&purge("/p/", Mode::Hard, Scope::Prefix), now));
-        assert!(!store.purge(&purge("/p/", Mode::Hard, Scope::Prefix), now));
+        assert!(store.purge(&purge("/p/", Mode::Hard, Scope::Prefix), false, now));
+        assert!(!store.purge(&purge("/p/", Mode::Hard, Scope::Prefix), false, now));
         assert!(store.get("/p/a", &req).is_none() && store.get("/p/b?x", &req).is_none());
         assert!(store.get("/q", &req).is_some());
+    }
+
+    #[test]
+    fn a_purge_names_one_site_or_every_site() {
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let store = ObjectStore::new(1 << 20);
+        for key in ["//a.example/x", "//b.example/x", "//b.example/y"] {
+            store.put(key, stored(t0));
+        }
+        let limits = http1::Limits::default();
+        let (req, _) =
+            http1::parse_head(b"GET /x HTTP/1.1\r\nHost: h\r\n\r\n", &limits).unwrap().unwrap();
+        assert!(store.purge(&purge("//a.example/x", Mode::Hard, Scope::Exact), false, t0));
+        assert!(store.get("//a.example/x", &req).is_none());
+        assert!(store.get("//b.example/x", &req).is_some());
+        store.put("//a.example/x", stored(t0));
+        assert!(store.purge(&purge("/x", Mode::Hard, Scope::Exact), true, t0));
+        assert!(store.get("//a.example/x", &req).is_none());
+        assert!(store.get("//b.example/x", &req).is_none());
+        assert!(store.get("//b.example/y", &req).is_some());
     }
 }

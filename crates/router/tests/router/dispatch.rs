@@ -102,3 +102,28 @@ async fn bodies_stream_both_ways() {
     assert!(client.closed().await);
     router.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_host_in_key_each_site_is_placed_on_its_own() {
+    let (a, b) = (Backend::start("a").await, Backend::start("b").await);
+    let sites: Vec<String> = (0..12).map(|i| format!("site{i}.test")).collect();
+    for host_in_key in [false, true] {
+        let mut c = config(&[&a, &b], "hash");
+        c.mapping.host_in_key = host_in_key;
+        let router = RunningRouter::start(c).await;
+        let mut client = Client::connect(router.addr).await;
+        let mut used = std::collections::HashSet::new();
+        for host in &sites {
+            for _ in 0..2 {
+                let head = format!("GET /index.html HTTP/1.1\r\nHost: {host}\r\n\r\n");
+                client.send_raw(head.as_bytes()).await;
+                let r = client.reply(false).await.unwrap();
+                assert_eq!(r.status, 200);
+                used.insert(r.node().to_string());
+            }
+        }
+        let want = if host_in_key { 2 } else { 1 };
+        assert_eq!(used.len(), want, "host_in_key = {host_in_key}: one path on 12 sites");
+        router.stop().await;
+    }
+}
