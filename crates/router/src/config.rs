@@ -613,6 +613,11 @@ pub struct Limits {
     pub spare_buffers: usize,
     /// Hot-target table size for `/targets`.
     pub hot_targets: usize,
+    /// Relay protocol upgrades (`Connection: upgrade`, as a WebSocket handshake asks):
+    /// the request goes to the node the policy picks, and after its `101` both directions
+    /// are tunnelled until either side closes. Off, such a request is refused with 501.
+    /// Default is true.
+    pub upgrades: bool,
 }
 
 impl Default for Limits {
@@ -630,6 +635,7 @@ impl Default for Limits {
             buffer_bytes: 32 * 1024,
             spare_buffers: 64,
             hot_targets: 4096,
+            upgrades: true,
         }
     }
 }
@@ -707,6 +713,11 @@ pub struct Timeouts {
     /// 2000 ms.
     #[serde(rename = "linger_ms", with = "crate::millis")]
     pub linger: Duration,
+    /// A tunnel (an upgraded connection: a WebSocket) that carries no byte either way
+    /// this long is closed. Default is 3600000 ms (an hour, as HAProxy's documentation
+    /// suggests for `timeout tunnel`; WebSocket clients ping well within it).
+    #[serde(rename = "tunnel_idle_ms", with = "crate::millis")]
+    pub tunnel_idle: Duration,
 }
 
 impl Default for Timeouts {
@@ -720,6 +731,7 @@ impl Default for Timeouts {
             pool_idle: Duration::from_secs(4),
             drain: Duration::from_secs(30),
             linger: Duration::from_secs(2),
+            tunnel_idle: Duration::from_secs(3600),
         }
     }
 }
@@ -912,6 +924,7 @@ impl RouterConfig {
             ("timeouts.upstream_connect_ms", t.upstream_connect),
             ("timeouts.upstream_response_ms", t.upstream_response),
             ("timeouts.body_ms", t.body),
+            ("timeouts.tunnel_idle_ms", t.tunnel_idle),
             ("health.interval_ms", h.interval),
             ("health.timeout_ms", h.timeout),
             ("load.poll_ms", self.load.poll),

@@ -33,6 +33,7 @@ use crate::pipe_pool::PipePool;
 use crate::pools::Pools;
 use crate::purge;
 use crate::stats::Answered;
+use crate::tunnel;
 use crate::turn;
 use crate::upstream::Pooled;
 
@@ -399,6 +400,10 @@ impl<S: ClientIo> Connection<S> {
         if req.method == wire::PURGE_METHOD {
             return self.purge(settings, req).await;
         }
+        if req.upgrade && !limits.upgrades {
+            let refused = Rejection::NotImplemented("protocol upgrades (limits.upgrades)");
+            return self.reject(settings, &refused, Some(req)).await;
+        }
         let start = Instant::now();
         let target = match map_target(settings, req, &mut self.path) {
             Ok(t) => t,
@@ -508,7 +513,31 @@ impl<S: ClientIo> Connection<S> {
     ) -> Result<Done, AttemptError> {
         let mut sent = self.send_request::<N>(settings, req, dispatch, fresh, start).await?;
         let response = self.read_response_head(settings, req, dispatch, &mut sent).await?;
+        if response.is_switch() {
+            return Ok(self.tunnel(settings, sent).await);
+        }
         self.relay_response(settings, dispatch, sent, &response).await
+    }
+
+    /// After a `101` to an upgrade request (its head in `out`): tunnel the client and the
+    /// node until either side closes, the tunnel idles or the router drains; the request
+    /// stays in flight on its node all the while.
+    async fn tunnel<N: Pooled>(&mut self, settings: &Settings, mut sent: Sent<N>) -> Done {
+        let idle = settings.config.timeouts.tunnel_idle;
+        let tunnelled = tunnel::run(
+            &mut self.stream,
+            &mut self.client_buf,
+            &mut sent.upstream,
+            &mut self.upstream_buf,
+            &self.out,
+            idle,
+            &mut self.drain,
+        )
+        .await;
+        self.out.clear();
+        let at = Instant::now();
+        let upstream_time = at.saturating_duration_since(sent.at);
+        Done { status: 101, bytes: tunnelled.to_client, upstream_time, at, flow: Flow::Close }
     }
 
     /// Take a pooled connection (or connect) and send the request head, then its body as
@@ -636,6 +665,7 @@ impl<S: ClientIo> Connection<S> {
                 client_minor: req.minor,
                 node_name: cfg.node_header.then_some(&*dispatch.name),
                 router_field: settings.router_field.as_deref(),
+                upgrade: req.upgrade,
             };
             match head::parse_response(self.upstream_buf.filled(), &rules, &mut self.out) {
                 Ok(Some((len, response))) => {

@@ -88,6 +88,10 @@ pub(crate) struct Request {
     /// The client waits for `100 Continue` before sending its body; the router answers
     /// that itself (and does not forward `Expect`), so a body never waits on a round trip.
     pub expect_continue: bool,
+    /// The client asks to switch protocols (`Connection: upgrade` with `Upgrade`, as a
+    /// WebSocket handshake does): `Upgrade` goes upstream with `Connection: upgrade`, and
+    /// a `101` answer turns the connection into a tunnel (`tunnel.rs`).
+    pub upgrade: bool,
     /// `Referer` and `User-Agent` values for the access log, back to back in `logged`.
     referer: Option<Range<usize>>,
     user_agent: Option<Range<usize>>,
@@ -370,10 +374,19 @@ where
             }
         }
     }
+    // RFC 9110 §7.8: an upgrade is asked for on a request without content, by HTTP/1.1.
+    let protocols = (minor == 1 && framing == BodyFraming::Empty && tokens.has("upgrade"))
+        .then(|| fields().find(|(n, _)| n.eq_ignore_ascii_case("upgrade")).map(|(_, v)| v))
+        .flatten();
+    if let Some(protocols) = protocols {
+        push_field(out, "Connection", b"upgrade");
+        push_field(out, "Upgrade", protocols);
+    }
     push_list(out, "X-Forwarded-For", fields(), |out| out.extend_from_slice(client));
     push_via(out, fields(), minor, via);
     out.extend_from_slice(b"\r\n");
 
+    req.upgrade = protocols.is_some();
     req.method.clear();
     req.method.push_str(method);
     req.minor = minor;
@@ -410,7 +423,12 @@ pub(crate) struct Response {
 impl Response {
     /// A 1xx interim response: relayed, then the final response follows.
     pub fn is_interim(&self) -> bool {
-        (100..200).contains(&self.status)
+        (100..200).contains(&self.status) && !self.is_switch()
+    }
+
+    /// `101 Switching Protocols` to an upgrade request: the connection is a tunnel now.
+    pub fn is_switch(&self) -> bool {
+        self.status == 101
     }
 }
 
@@ -439,6 +457,8 @@ pub(crate) struct ResponseRules<'a> {
     pub node_name: Option<&'a str>,
     /// The whole `X-Larder-Router` field line, when that header is on.
     pub router_field: Option<&'a [u8]>,
+    /// The request asked for an upgrade the router tunnels: a `101` is relayed, not refused.
+    pub upgrade: bool,
 }
 
 /// Parse a response head at the start of `buf`, appending the client's head to `out`.
@@ -464,10 +484,39 @@ pub(crate) fn parse_response(
     };
     let (status, len) = (head.status, head.len);
     let minor = if head.version == http1::Version::Http10 { 0 } else { 1 };
-    if status == 101 {
-        return Err(BadResponse::Switch);
-    }
     let fields = || head.fields();
+    if status == 101 {
+        let protocol = fields().find(|(n, _)| n.eq_ignore_ascii_case("upgrade")).map(|(_, v)| v);
+        let Some(protocol) = protocol.filter(|_| rules.upgrade) else {
+            return Err(BadResponse::Switch);
+        };
+        let tokens = connection_tokens(fields());
+        out.extend_from_slice(b"HTTP/1.1 101 ");
+        out.extend_from_slice(head.reason.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        for (name, value) in fields().filter(|(name, _)| is_forwarded(name, &tokens)) {
+            push_field(out, name, value);
+        }
+        push_field(out, "Connection", b"upgrade");
+        push_field(out, "Upgrade", protocol);
+        push_via(out, fields(), minor, rules.via);
+        if let Some(name) = rules.node_name {
+            push_field(out, "X-Larder-Node", name.as_bytes());
+        }
+        if let Some(field) = rules.router_field {
+            out.extend_from_slice(field);
+        }
+        out.extend_from_slice(b"\r\n");
+        let (framing, client_body) = (BodyFraming::Empty, ClientBody::Same);
+        let switch = Response {
+            status,
+            framing,
+            client_body,
+            close_client: false,
+            upstream_reusable: false,
+        };
+        return Ok(Some((len, switch)));
+    }
     let framing = head.framing(rules.head_request).map_err(BadResponse::Framing)?;
     let tokens = connection_tokens(fields());
     let upstream_keep_alive =
@@ -664,6 +713,7 @@ mod tests {
             client_minor: 1,
             node_name: Some("n1"),
             router_field: Some(b"X-Larder-Router: r1\r\n"),
+            upgrade: false,
         };
         // A node's own X-Larder-Router is dropped: the router that relays names itself.
         let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\
@@ -686,5 +736,58 @@ mod tests {
         let (_, r) = parse_response(until_close, &old, &mut Vec::new()).unwrap().unwrap();
         assert_eq!(r.framing, BodyFraming::UntilClose);
         assert!(r.close_client && !r.upstream_reusable);
+    }
+
+    #[test]
+    fn an_upgrade_goes_upstream_and_its_101_comes_back_as_a_switch() {
+        let raw = "GET /chat HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\n\
+                   Upgrade: websocket\r\nSec-WebSocket-Key: k\r\n\r\n";
+        let (_, req) = parse(raw).unwrap().unwrap();
+        assert!(req.upgrade);
+        let head = String::from_utf8(req.upstream_head.clone()).unwrap();
+        assert!(head.contains("\r\nConnection: upgrade\r\nUpgrade: websocket\r\n"), "{head}");
+        assert!(head.contains("Sec-WebSocket-Key: k\r\n"), "{head}");
+        // Not an upgrade: Upgrade without the Connection token, HTTP/1.0, or with a body.
+        for raw in [
+            "GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n",
+            "GET / HTTP/1.0\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\
+             Content-Length: 1\r\n\r\nx",
+        ] {
+            let (_, req) = parse(raw).unwrap().unwrap();
+            assert!(!req.upgrade, "{raw}");
+            let head = String::from_utf8(req.upstream_head).unwrap();
+            assert!(!head.to_ascii_lowercase().contains("upgrade"), "{head}");
+        }
+
+        let rules = ResponseRules {
+            max_headers: 32,
+            via: "larder",
+            head_request: false,
+            client_keep_alive: true,
+            client_minor: 1,
+            node_name: None,
+            router_field: None,
+            upgrade: true,
+        };
+        let raw = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n\
+                    Upgrade: websocket\r\nSec-WebSocket-Accept: a\r\n\r\nframes";
+        let mut out = Vec::new();
+        let (len, r) = parse_response(raw, &rules, &mut out).unwrap().unwrap();
+        assert!(r.is_switch() && !r.is_interim() && !r.upstream_reusable);
+        assert_eq!(&raw[len..], b"frames");
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 101 Switching Protocols\r\n"), "{out}");
+        assert!(
+            out.contains(
+                "Sec-WebSocket-Accept: a\r\nConnection: upgrade\r\nUpgrade: websocket\r\n"
+            ),
+            "{out}"
+        );
+        let unasked = ResponseRules { upgrade: false, ..rules };
+        assert_eq!(
+            parse_response(raw, &unasked, &mut Vec::new()).unwrap_err(),
+            BadResponse::Switch
+        );
     }
 }

@@ -95,6 +95,7 @@ mod spares;
 mod splice;
 mod stats;
 mod tls;
+mod tunnel;
 mod turn;
 mod upstream;
 

@@ -83,6 +83,7 @@ async fn send_over<S: NodeIo>(
         client_minor: 1,
         node_name: None,
         router_field: None,
+        upgrade: false,
     };
     let mut discard = Vec::new();
     let response = loop {

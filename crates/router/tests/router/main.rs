@@ -25,3 +25,4 @@ mod splice;
 mod support;
 mod tls;
 mod under_load;
+mod upgrades;
