@@ -714,8 +714,9 @@ pub struct Timeouts {
     #[serde(rename = "linger_ms", with = "crate::millis")]
     pub linger: Duration,
     /// A tunnel (an upgraded connection: a WebSocket) that carries no byte either way
-    /// this long is closed. Default is 3600000 ms (an hour, as HAProxy's documentation
-    /// suggests for `timeout tunnel`; WebSocket clients ping well within it).
+    /// this long is closed; once one side has closed its half, `body_ms` applies
+    /// instead. Default is 3600000 ms (an hour, as HAProxy's documentation suggests for
+    /// `timeout tunnel`; WebSocket clients ping well within it).
     #[serde(rename = "tunnel_idle_ms", with = "crate::millis")]
     pub tunnel_idle: Duration,
 }

@@ -523,14 +523,15 @@ impl<S: ClientIo> Connection<S> {
     /// node until either side closes, the tunnel idles or the router drains; the request
     /// stays in flight on its node all the while.
     async fn tunnel<N: Pooled>(&mut self, settings: &Settings, mut sent: Sent<N>) -> Done {
-        let idle = settings.config.timeouts.tunnel_idle;
+        let t = &settings.config.timeouts;
+        let times = tunnel::TunnelTimes { idle: t.tunnel_idle, half_closed: t.body };
         let tunnelled = tunnel::run(
             &mut self.stream,
             &mut self.client_buf,
             &mut sent.upstream,
             &mut self.upstream_buf,
             &self.out,
-            idle,
+            times,
             &mut self.drain,
         )
         .await;

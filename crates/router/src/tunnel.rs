@@ -5,9 +5,11 @@
 //! the idle time, or the router drains; then both connections close.
 //!
 //! The bytes that came with the handshake on either side go first, so a client that
-//! sends its first frames right behind the request loses none.
+//! sends its first frames right behind the request loses none. Once one side has closed
+//! its half, the other gets the shorter `half_closed` time to follow, not the whole idle
+//! time.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -38,6 +40,15 @@ pub(crate) struct Tunnelled {
     pub end: TunnelEnd,
 }
 
+/// How long a tunnel may go without a byte.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct TunnelTimes {
+    /// Both directions open.
+    pub idle: Duration,
+    /// One side has closed its half.
+    pub half_closed: Duration,
+}
+
 /// Tunnel `client` and `upstream`: first `head` (the `101` for the client) and what each
 /// side sent past the handshake (`client_buf`, `upstream_buf`), then both directions.
 pub(crate) async fn run<C, U>(
@@ -46,7 +57,7 @@ pub(crate) async fn run<C, U>(
     upstream: &mut U,
     upstream_buf: &mut IoBuf,
     head: &[u8],
-    idle: Duration,
+    times: TunnelTimes,
     drain: &mut DrainWait,
 ) -> Tunnelled
 where
@@ -65,17 +76,29 @@ where
     client_buf.clear();
     let epoch = Instant::now();
     let active = AtomicU64::new(0);
+    let one_closed = AtomicBool::new(false);
     let end = {
         let (mut client_in, mut client_out) = tokio::io::split(&mut *client);
         let (mut upstream_in, mut upstream_out) = tokio::io::split(&mut *upstream);
         let both = async {
-            tokio::join!(
-                pump(&mut client_in, &mut upstream_out, &active, epoch),
-                pump(&mut upstream_in, &mut client_out, &active, epoch),
-            )
+            let up = async {
+                let n = pump(&mut client_in, &mut upstream_out, &active, epoch).await;
+                one_closed.store(true, Ordering::Relaxed);
+                n
+            };
+            let down = async {
+                let n = pump(&mut upstream_in, &mut client_out, &active, epoch).await;
+                one_closed.store(true, Ordering::Relaxed);
+                n
+            };
+            tokio::join!(up, down)
         };
         let watchdog = async {
             loop {
+                let idle = match one_closed.load(Ordering::Relaxed) {
+                    false => times.idle,
+                    true => times.half_closed.min(times.idle),
+                };
                 let due = epoch + Duration::from_millis(active.load(Ordering::Relaxed)) + idle;
                 if Instant::now() >= due {
                     return;

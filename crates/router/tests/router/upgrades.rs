@@ -11,7 +11,7 @@ use router::config::{NodeConfig, RouterConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::support::{RunningRouter, LIMIT};
+use crate::support::{stats_until, RunningRouter, LIMIT};
 
 const HANDSHAKE: &[u8] = b"GET /chat HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\n\
     Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
@@ -137,8 +137,8 @@ async fn a_websocket_is_tunnelled_byte_exact_both_ways_until_the_client_closes()
     // The client closes its half: the node sees the end, closes, and so does the tunnel.
     s.shutdown().await.unwrap();
     assert!(ends(&mut s).await, "the tunnel closed after the client did");
-    let stats = crate::support::admin_json(router.admin, "/stats").await;
-    assert_eq!(stats["nodes"][0]["in_flight"], 0, "no longer in flight: {stats}");
+    let done = |s: &serde_json::Value| s["nodes"][0]["in_flight"] == 0;
+    assert!(stats_until(&router, done).await, "no longer in flight once closed");
     router.stop().await;
 }
 
@@ -175,5 +175,21 @@ async fn a_node_that_does_not_upgrade_answers_as_usual_and_upgrades_can_be_turne
     s.write_all(HANDSHAKE).await.unwrap();
     let (head, _) = read_head(&mut s).await;
     assert!(head.starts_with("HTTP/1.1 501 "), "{head}");
+    router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_tunnel_is_closed() {
+    let (node, _heads) = echo_node(true).await;
+    let mut c = router_config(node);
+    c.timeouts.tunnel_idle = Duration::from_millis(100);
+    let router = RunningRouter::start(c).await;
+    let mut s = TcpStream::connect(router.addr).await.unwrap();
+    s.write_all(HANDSHAKE).await.unwrap();
+    let (head, _) = read_head(&mut s).await;
+    assert!(head.starts_with("HTTP/1.1 101 "), "{head}");
+    assert!(ends(&mut s).await, "the idle tunnel was closed");
+    let done = |s: &serde_json::Value| s["nodes"][0]["in_flight"] == 0;
+    assert!(stats_until(&router, done).await, "no longer in flight once closed");
     router.stop().await;
 }
