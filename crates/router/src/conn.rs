@@ -514,7 +514,8 @@ impl<S: ClientIo> Connection<S> {
         let mut sent = self.send_request::<N>(settings, req, dispatch, fresh, start).await?;
         let response = self.read_response_head(settings, req, dispatch, &mut sent).await?;
         if response.is_switch() {
-            return Ok(self.tunnel(settings, sent).await);
+            // Boxed: rare, and its state would otherwise grow every attempt's future.
+            return Ok(Box::pin(self.tunnel(settings, sent)).await);
         }
         self.relay_response(settings, dispatch, sent, &response).await
     }
@@ -788,10 +789,17 @@ fn map_target(settings: &Settings, req: &Request, path: &mut String) -> Result<T
         path.push('*');
         return Ok(Target::from_key(0));
     }
-    let target =
-        settings.mapper.map_into(req.target.as_bytes(), path).map_err(Rejection::Target)?;
-    if settings.config.mapping.host_in_key {
-        return Ok(target.on_site(req.host().unwrap_or_default()));
+    let mapped = settings.mapper.map_into(req.target.as_bytes(), path).map_err(Rejection::Target);
+    match mapped {
+        Ok(target) if settings.config.mapping.host_in_key => Ok(on_site(target, req)),
+        mapped => mapped,
     }
-    Ok(target)
+}
+
+/// `target` on the site of `req` (`mapping.host_in_key`): out of line, so a router that
+/// keys by path alone pays one test for it.
+#[cold]
+#[inline(never)]
+fn on_site(target: Target, req: &Request) -> Target {
+    target.on_site(req.host().unwrap_or_default())
 }

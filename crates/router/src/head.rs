@@ -374,19 +374,13 @@ where
             }
         }
     }
-    // RFC 9110 §7.8: an upgrade is asked for on a request without content, by HTTP/1.1.
-    let protocols = (minor == 1 && framing == BodyFraming::Empty && tokens.has("upgrade"))
-        .then(|| fields().find(|(n, _)| n.eq_ignore_ascii_case("upgrade")).map(|(_, v)| v))
-        .flatten();
-    if let Some(protocols) = protocols {
-        push_field(out, "Connection", b"upgrade");
-        push_field(out, "Upgrade", protocols);
-    }
+    // Only a request with `Connection` can ask for an upgrade: most have none.
+    let upgrade = tokens.len > 0 && push_upgrade(minor, framing, &tokens, fields(), out);
     push_list(out, "X-Forwarded-For", fields(), |out| out.extend_from_slice(client));
     push_via(out, fields(), minor, via);
     out.extend_from_slice(b"\r\n");
 
-    req.upgrade = protocols.is_some();
+    req.upgrade = upgrade;
     req.method.clear();
     req.method.push_str(method);
     req.minor = minor;
@@ -397,6 +391,29 @@ where
     req.referer = req.keep_first("referer", fields());
     req.user_agent = req.keep_first("user-agent", fields());
     Ok(())
+}
+
+/// When the request asks for an upgrade (RFC 9110 §7.8: by HTTP/1.1, without content,
+/// `Connection` naming `upgrade`), write its `Connection: upgrade` and `Upgrade` to `out`
+/// and say so. Out of line: rare, and it keeps the head rewrite small.
+#[cold]
+#[inline(never)]
+fn push_upgrade<'a>(
+    minor: u8,
+    framing: BodyFraming,
+    tokens: &Tokens<'_>,
+    mut fields: impl Iterator<Item = (&'a str, &'a [u8])>,
+    out: &mut Vec<u8>,
+) -> bool {
+    if minor != 1 || framing != BodyFraming::Empty || !tokens.has("upgrade") {
+        return false;
+    }
+    let Some((_, protocols)) = fields.find(|(n, _)| n.eq_ignore_ascii_case("upgrade")) else {
+        return false;
+    };
+    push_field(out, "Connection", b"upgrade");
+    push_field(out, "Upgrade", protocols);
+    true
 }
 
 /// How the response body goes to the client.
@@ -484,39 +501,10 @@ pub(crate) fn parse_response(
     };
     let (status, len) = (head.status, head.len);
     let minor = if head.version == http1::Version::Http10 { 0 } else { 1 };
-    let fields = || head.fields();
     if status == 101 {
-        let protocol = fields().find(|(n, _)| n.eq_ignore_ascii_case("upgrade")).map(|(_, v)| v);
-        let Some(protocol) = protocol.filter(|_| rules.upgrade) else {
-            return Err(BadResponse::Switch);
-        };
-        let tokens = connection_tokens(fields());
-        out.extend_from_slice(b"HTTP/1.1 101 ");
-        out.extend_from_slice(head.reason.as_bytes());
-        out.extend_from_slice(b"\r\n");
-        for (name, value) in fields().filter(|(name, _)| is_forwarded(name, &tokens)) {
-            push_field(out, name, value);
-        }
-        push_field(out, "Connection", b"upgrade");
-        push_field(out, "Upgrade", protocol);
-        push_via(out, fields(), minor, rules.via);
-        if let Some(name) = rules.node_name {
-            push_field(out, "X-Larder-Node", name.as_bytes());
-        }
-        if let Some(field) = rules.router_field {
-            out.extend_from_slice(field);
-        }
-        out.extend_from_slice(b"\r\n");
-        let (framing, client_body) = (BodyFraming::Empty, ClientBody::Same);
-        let switch = Response {
-            status,
-            framing,
-            client_body,
-            close_client: false,
-            upstream_reusable: false,
-        };
-        return Ok(Some((len, switch)));
+        return switch_response(&head, minor, rules, out).map(|r| Some((len, r)));
     }
+    let fields = || head.fields();
     let framing = head.framing(rules.head_request).map_err(BadResponse::Framing)?;
     let tokens = connection_tokens(fields());
     let upstream_keep_alive =
@@ -573,6 +561,50 @@ pub(crate) fn parse_response(
     out.extend_from_slice(b"\r\n");
     let upstream_reusable = upstream_keep_alive && framing != BodyFraming::UntilClose;
     Ok(Some((len, Response { status, framing, client_body, close_client, upstream_reusable })))
+}
+
+/// A `101 Switching Protocols` to an upgrade request, its head rewritten for the client
+/// into `out` (the protocol named again, since `Upgrade` and `Connection` are hop-by-hop);
+/// refused when the request asked for no upgrade. Out of line: rare.
+#[cold]
+#[inline(never)]
+fn switch_response(
+    head: &http1::ReceivedHead<'_, '_>,
+    minor: u8,
+    rules: &ResponseRules<'_>,
+    out: &mut Vec<u8>,
+) -> Result<Response, BadResponse> {
+    let fields = || head.fields();
+    let protocol = fields().find(|(n, _)| n.eq_ignore_ascii_case("upgrade")).map(|(_, v)| v);
+    let Some(protocol) = protocol.filter(|_| rules.upgrade) else {
+        return Err(BadResponse::Switch);
+    };
+    let tokens = connection_tokens(fields());
+    out.extend_from_slice(b"HTTP/1.1 101 ");
+    out.extend_from_slice(head.reason.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in fields().filter(|(name, _)| is_forwarded(name, &tokens)) {
+        push_field(out, name, value);
+    }
+    push_field(out, "Connection", b"upgrade");
+    push_field(out, "Upgrade", protocol);
+    push_via(out, fields(), minor, rules.via);
+    if let Some(name) = rules.node_name {
+        push_field(out, "X-Larder-Node", name.as_bytes());
+    }
+    if let Some(field) = rules.router_field {
+        out.extend_from_slice(field);
+    }
+    out.extend_from_slice(b"\r\n");
+    let (framing, client_body) = (BodyFraming::Empty, ClientBody::Same);
+    let switch = Response {
+        status: 101,
+        framing,
+        client_body,
+        close_client: false,
+        upstream_reusable: false,
+    };
+    Ok(switch)
 }
 
 /// A complete response written by the router itself (errors, admin).
