@@ -139,26 +139,35 @@ impl LinkShape {
         (self.rate.0 / 8 * BURST_MICROS / 1_000_000).max(MIN_BURST_BYTES)
     }
 
-    /// The `tc` arguments (after `tc -n NAMESPACE`) that shape what leaves through `dev`:
-    /// every one a `replace`, so shaping a shaped link changes it.
-    pub fn tc_commands(&self, dev: &str) -> Vec<Vec<String>> {
+    /// The `tc` arguments (after `tc -n NAMESPACE`) that shape what leaves through `dev`,
+    /// which has no qdisc of its own yet.
+    pub fn tc_install(&self, dev: &str) -> Vec<Vec<String>> {
+        // Every packet falls into class 1:1 (the default): the link's rate.
+        let root = ["qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"];
+        let mut all = vec![root.iter().map(|s| s.to_string()).collect()];
+        all.extend(self.tc_change(dev));
+        all
+    }
+
+    /// The `tc` arguments that give `dev`, shaped by [`LinkShape::tc_install`], this
+    /// link's rate and queue (each a `replace`: HTB's root cannot be replaced in place).
+    pub fn tc_change(&self, dev: &str) -> Vec<Vec<String>> {
         let rate = format!("{}bit", self.rate.0);
         let burst = self.burst_bytes().to_string();
         let quantum = QUANTUM_BYTES.to_string();
-        let fifo = match self.queue {
-            Queue::Packets(n) => ["pfifo".to_string(), "limit".into(), n.to_string()],
-            Queue::Bytes(n) => ["bfifo".to_string(), "limit".into(), n.to_string()],
+        let (fifo, limit) = match self.queue {
+            Queue::Packets(n) => ("pfifo", n.to_string()),
+            Queue::Bytes(n) => ("bfifo", n.to_string()),
         };
-        let mut leaf = vec!["qdisc", "replace", "dev", dev, "parent", "1:1", "handle", "10:"];
-        leaf.extend(fifo.iter().map(String::as_str));
-        let lines: [Vec<&str>; 3] = [
-            // Every packet falls into class 1:1 (the default): the link's rate.
-            vec!["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
+        let lines: [Vec<&str>; 2] = [
             vec![
                 "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate",
                 &rate, "ceil", &rate, "burst", &burst, "cburst", &burst, "quantum", &quantum,
             ],
-            leaf,
+            vec![
+                "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", "10:", fifo, "limit",
+                &limit,
+            ],
         ];
         lines.iter().map(|l| l.iter().map(|s| s.to_string()).collect()).collect()
     }
@@ -194,14 +203,14 @@ mod tests {
     #[test]
     fn both_directions_get_the_rate_and_the_queue() {
         let link = LinkShape { rate: "100mbit".parse().unwrap(), queue: Queue::Packets(50) };
-        let cmds: Vec<String> = link.tc_commands("eth0").iter().map(|c| c.join(" ")).collect();
-        assert_eq!(cmds[0], "qdisc replace dev eth0 root handle 1: htb default 1");
+        let cmds: Vec<String> = link.tc_install("eth0").iter().map(|c| c.join(" ")).collect();
+        assert_eq!(cmds[0], "qdisc add dev eth0 root handle 1: htb default 1");
         assert!(cmds[1].contains("classid 1:1 htb rate 100000000bit ceil 100000000bit burst 65536"));
         assert_eq!(cmds[2], "qdisc replace dev eth0 parent 1:1 handle 10: pfifo limit 50");
         let fast = LinkShape { rate: "10gbit".parse().unwrap(), queue: Queue::Bytes(1 << 20) };
-        let cmds: Vec<String> = fast.tc_commands("v1").iter().map(|c| c.join(" ")).collect();
-        assert!(cmds[1].contains("burst 1250000 "), "{cmds:?}");
-        assert!(cmds[2].ends_with("bfifo limit 1048576"), "{cmds:?}");
+        let cmds: Vec<String> = fast.tc_change("v1").iter().map(|c| c.join(" ")).collect();
+        assert!(cmds[0].contains("burst 1250000 "), "{cmds:?}");
+        assert!(cmds[1].ends_with("bfifo limit 1048576"), "{cmds:?}");
         assert_eq!(LinkShape::default().describe(), "1gbit each way, queue 1000 packets");
     }
 }

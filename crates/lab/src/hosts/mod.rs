@@ -138,7 +138,8 @@ impl Hosts {
         self.switch.ip(&["link", "set", port, "master", BRIDGE, "up"])?;
         host.namespace.ip(&["addr", "add", &cidr, "dev", HOST_DEV])?;
         host.namespace.ip(&["link", "set", HOST_DEV, "up"])?;
-        self.shape(&host, &state.link).with_context(|| format!("shaping host {name}'s link"))?;
+        self.shape(&host, &state.link, LinkShape::tc_install)
+            .with_context(|| format!("shaping host {name}'s link"))?;
         Ok(host)
     }
 
@@ -147,17 +148,22 @@ impl Hosts {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.link = link;
         for host in &state.hosts {
-            self.shape(host, &link)
+            self.shape(host, &link, LinkShape::tc_change)
                 .with_context(|| format!("shaping host {}'s link", host.name))?;
         }
         Ok(())
     }
 
     /// Both ends: what the host sends (its `eth0`) and what it receives (its port on the
-    /// switch).
-    fn shape(&self, host: &Host, link: &LinkShape) -> Result<()> {
+    /// switch), with the commands `how` gives for a device.
+    fn shape(
+        &self,
+        host: &Host,
+        link: &LinkShape,
+        how: fn(&LinkShape, &str) -> Vec<Vec<String>>,
+    ) -> Result<()> {
         for (ns, dev) in [(&host.namespace, HOST_DEV), (&self.switch, host.port.as_str())] {
-            for argv in link.tc_commands(dev) {
+            for argv in how(link, dev) {
                 let args: Vec<&str> = argv.iter().map(String::as_str).collect();
                 ns.tc(&args)?;
             }
