@@ -372,7 +372,12 @@ fn describe(plan: &ExperimentPlan, setup: &Setup, node_cpu: Option<&NodeCgroups>
         load.push_str("; events at the end of the warm-up; figures every second");
     }
     if profile.origin {
-        let link = plan.origin_link.map_or("origin link unshaped".into(), |l| l.describe());
+        let unshaped = if plan.hosts.is_some() {
+            "origin link: its host's link"
+        } else {
+            "origin link unshaped"
+        };
+        let link = plan.origin_link.map_or(unshaped.into(), |l| l.describe());
         load.push_str(&format!("; origin nginx (one worker) serving the store from disk; {link}"));
     }
     format!(

@@ -117,12 +117,8 @@ impl UpConfig {
         let signals = Signals::block().context("blocking signals")?;
         // The config before the store: a typo should not wait for a store to be written.
         let mut router_config = self.router_config()?;
-        let (docroot, example, docs) = self.documents(say)?;
-        // A store can take seconds to write: honour a Ctrl-C pressed meanwhile.
-        if signals.stop_requested(Duration::ZERO) {
-            return Ok(());
-        }
-        // Removed when dropped, after everything declared below (the processes on them).
+        // Before the store too: missing root is said at once. Removed when dropped, after
+        // everything declared below (the processes on them).
         let hosts = match &self.hosts {
             Some(config) => Some(Arc::new(Hosts::create(config.clone(), report.clone())?)),
             None => None,
@@ -130,6 +126,11 @@ impl UpConfig {
         // This process, its checks and the user's commands run on the client host.
         let client = hosts.as_ref().map(|h| h.host(CLIENT_HOST)).transpose()?;
         let _on_client = client.as_ref().map(Host::enter_this_thread).transpose()?;
+        let (docroot, example, docs) = self.documents(say)?;
+        // A store can take seconds to write: honour a Ctrl-C pressed meanwhile.
+        if signals.stop_requested(Duration::ZERO) {
+            return Ok(());
+        }
         let run_dir = RunDir::create("up")?;
         let logs = Logs::new(run_dir.path().join("logs"), self.verbose.then(|| report.clone()))?;
         let exe = larder_exe(None)?;
