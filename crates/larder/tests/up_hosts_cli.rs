@@ -199,3 +199,58 @@ fn a_killed_runs_hosts_are_removed_by_the_next_run() {
     next.stop("TERM");
     assert!(namespaces_of(next.pid).is_empty());
 }
+
+#[test]
+#[ignore = "needs root and iproute2: scripts/test-hosts.sh runs it"]
+fn an_experiment_runs_every_system_at_each_link_rate_and_leaves_nothing() {
+    let tmp = TempDir::new("experiment-hosts");
+    let out = tmp.0.join("out");
+    let args = [
+        "bench",
+        "experiment",
+        "locality",
+        "--hosts",
+        "--link-rate",
+        "20mbit,1gbit",
+        "--systems",
+        "wrr",
+        "--workloads",
+        "static-uniform",
+        "--cache-mb",
+        "2,2",
+        "--dataset-mb",
+        "2",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--rounds",
+        "1",
+    ];
+    let output = output_within(
+        Command::new(env!("CARGO_BIN_EXE_larder"))
+            .args(args)
+            .arg("--out")
+            .arg(&out)
+            .arg("--store-dir")
+            .arg(tmp.0.join("store")),
+        START,
+    );
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{text}{}", String::from_utf8_lossy(&output.stderr));
+    // The links were reshaped between the runs: one row at each rate, no error.
+    let rows: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("rows.json")).unwrap()).unwrap();
+    let rows = rows.as_array().expect("rows.json is a list of rows");
+    let systems: Vec<&str> = rows.iter().filter_map(|r| r["system"].as_str()).collect();
+    assert_eq!(systems, ["wrr @20mbit", "wrr @1gbit"], "{text}");
+    assert!(rows.iter().all(|r| r["errors"] == 0 && r["requests"].as_u64() > Some(0)), "{text}");
+    let pid = output_pid(&text);
+    assert!(namespaces_of(pid).is_empty(), "the experiment removed its hosts");
+}
+
+/// The run's pid, from the namespace names its header prints (`larder-PID-…`).
+fn output_pid(text: &str) -> u32 {
+    let at = text.find("(larder-").expect("the header names the namespaces") + "(larder-".len();
+    text[at..].split('-').next().unwrap().parse().unwrap()
+}

@@ -18,7 +18,8 @@ pub struct HostsArgs {
     /// 192.168/16); it exists only on the run's own bridge.
     #[arg(long, value_name = "CIDR", default_value = "10.77.0.0/24", requires = "hosts")]
     pub hosts_subnet: Subnet,
-    /// With --hosts: every host's link rate each way (tc HTB), e.g. 100mbit, 1gbit.
+    /// With --hosts: every host's link rate each way (tc HTB), e.g. 100mbit, 1gbit. An
+    /// experiment takes several, comma separated, and runs every system at each.
     #[arg(
         long,
         value_name = "RATE",
