@@ -9,7 +9,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use testkit::{output_within, Spawned, TempDir};
@@ -20,6 +20,14 @@ const EXIT: Duration = Duration::from_secs(30);
 /// How often a check that polls a condition looks again, and how many times at most.
 const POLL: Duration = Duration::from_millis(100);
 const POLLS: u32 = 300;
+
+/// One test at a time: a run removes the namespaces of every run whose process is gone,
+/// so a run of one test would remove what the killed run of another must still show.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A running `larder up --hosts` and what it printed up to "ready".
 struct Up {
@@ -127,6 +135,7 @@ fn bench_on_client(up: &Up, args: &[&str]) -> String {
 #[test]
 #[ignore = "needs root and iproute2: scripts/test-hosts.sh runs it"]
 fn a_request_crosses_shaped_links_and_ctrl_c_leaves_nothing() {
+    let _one = serial();
     let tmp = TempDir::new("up-hosts-serve");
     let up = start(
         &tmp.0.join("store"),
@@ -173,6 +182,7 @@ fn a_request_crosses_shaped_links_and_ctrl_c_leaves_nothing() {
 #[test]
 #[ignore = "needs root and iproute2: scripts/test-hosts.sh runs it"]
 fn a_killed_runs_hosts_are_removed_by_the_next_run() {
+    let _one = serial();
     let tmp = TempDir::new("up-hosts-crash");
     let store = tmp.0.join("store");
     let crashed = start(&store, &["--nodes", "1"]);
@@ -203,6 +213,7 @@ fn a_killed_runs_hosts_are_removed_by_the_next_run() {
 #[test]
 #[ignore = "needs root and iproute2: scripts/test-hosts.sh runs it"]
 fn an_experiment_runs_every_system_at_each_link_rate_and_leaves_nothing() {
+    let _one = serial();
     let tmp = TempDir::new("experiment-hosts");
     let out = tmp.0.join("out");
     let args = [
