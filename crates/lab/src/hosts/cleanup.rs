@@ -14,12 +14,17 @@ pub fn stale(names: &[String], alive: impl Fn(u32) -> bool) -> Vec<String> {
     names.iter().filter(|n| namespace::owner(n).is_some_and(|pid| !alive(pid))).cloned().collect()
 }
 
-/// Removes every namespace left by a run that is gone, saying so to `report`.
+/// Removes every namespace left by a run that is gone, saying so to `report`; one that
+/// cannot be removed is a warning (it holds none of this run's names).
 pub fn remove_stale(report: &dyn Report) -> Result<()> {
-    let left = stale(&namespace::list()?, |pid| Path::new(&format!("/proc/{pid}")).exists());
-    for name in &left {
-        namespace::delete(name)?;
-    }
+    let mut left = stale(&namespace::list()?, |pid| Path::new(&format!("/proc/{pid}")).exists());
+    left.retain(|name| match namespace::delete(name) {
+        Ok(()) => true,
+        Err(e) => {
+            report.warn(&format!("larder: could not remove {name}, left by a run that died: {e}"));
+            false
+        }
+    });
     if !left.is_empty() {
         report.note(&format!(
             "larder: removed {} network namespaces left by runs that died: {}",
