@@ -10,6 +10,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 # The dashboard in headless Chromium and promtool on /metrics (installs both if missing).
 ./scripts/check-cockpit.sh
+# `larder up --hosts`: hosts of their own (needs root and iproute2, as CI has them).
+./scripts/test-hosts.sh
 # `larder up --origin` in front of nginx: byte-exact, and Ctrl-C leaves nothing behind.
 ./scripts/check-up-origin.sh
 if [ -d ../shared/traces ]; then

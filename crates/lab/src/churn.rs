@@ -174,7 +174,11 @@ pub fn run_one(
         // Every node's port is chosen now, below the ephemeral range: HAProxy lists a
         // node that joins later from the start, and a restarted node binds its port again
         // after a gap in which no connection can have taken it.
-        addrs: free_local_addresses(n)?,
+        addrs: free_local_addresses(n)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| launcher.address_on(&format!("n{}", i + 1), a))
+            .collect::<Result<_>>()?,
         running: (0..n).map(|_| None).collect(),
         members: members.clone(),
     };

@@ -20,6 +20,7 @@ use crate::claims::{self, Claim};
 use crate::cpu_cap::{CpuShare, NodeCgroups};
 use crate::error::{Context, LabError, Result};
 use crate::front::{self, System};
+use crate::hosts::{Host, Hosts, LinkShape, Rate, CLIENT_HOST};
 use crate::launcher::{larder_exe, Launcher};
 use crate::measure::{self, RunSpec};
 use crate::origin_link;
@@ -54,6 +55,15 @@ pub fn run(plan: &ExperimentPlan, report: Arc<dyn Report>) -> Result<()> {
     // Before the load generator's threads exist (see `signals`).
     let signals = Signals::block().context("blocking signals")?;
     let setup = plan.setup(&*report)?;
+    // Removed when dropped, after the launcher and every process on them.
+    let hosts = match &plan.hosts {
+        Some(config) => Some(Arc::new(Hosts::create(config.clone(), report.clone())?)),
+        None => None,
+    };
+    // The load generator (and every check) runs on the client host: before its threads
+    // exist, which start where this thread is.
+    let client = hosts.as_ref().map(|h| h.host(CLIENT_HOST)).transpose()?;
+    let _on_client = client.as_ref().map(Host::enter_this_thread).transpose()?;
     let exe = larder_exe(plan.larder.clone())?;
     if let Some(cpu) = setup.router.cpu {
         // Before the load generator's threads exist: they inherit it.
@@ -74,6 +84,7 @@ pub fn run(plan: &ExperimentPlan, report: Arc<dyn Report>) -> Result<()> {
         grace: STOP_GRACE,
         node_cpu,
         report: report.clone(),
+        hosts: hosts.clone(),
     };
     let store_root = store::root(plan.store_dir.as_deref())?;
     let all_cache: u64 = plan.cache_mb.iter().sum::<u64>() << 20;
@@ -89,7 +100,14 @@ pub fn run(plan: &ExperimentPlan, report: Arc<dyn Report>) -> Result<()> {
     if let Some(origin) = &setup.origin {
         origin_link::prepare(plan.origin_link.as_ref(), origin.addr.port())?;
     }
-    let header = describe(plan, &setup, launcher.node_cpu.as_deref());
+    let mut header = describe(plan, &setup, launcher.node_cpu.as_deref());
+    if let Some(hosts) = &hosts {
+        header.push_str(&format!("; {}", hosts.describe()));
+        if plan.link_rates.len() > 1 {
+            let rates: Vec<String> = plan.link_rates.iter().map(Rate::to_string).collect();
+            header.push_str(&format!("; every system at link rates {}", rates.join(", ")));
+        }
+    }
     report.note(&header);
     let shape = RunShape {
         cpus: online_cpus(),
@@ -108,8 +126,20 @@ pub fn run(plan: &ExperimentPlan, report: Arc<dyn Report>) -> Result<()> {
     let mut rows = Vec::new();
     // Every front-end count with every system: one round's runs, in their first order.
     let listed = front::listings(&setup.systems);
-    let runs: Vec<(u8, System, u8)> =
-        plan.routers.iter().flat_map(|&r| listed.iter().map(move |&(s, k)| (r, s, k))).collect();
+    // With several link rates, every system at each (named `lard-r @100mbit`).
+    let rates: Vec<Option<Rate>> = match plan.link_rates.as_slice() {
+        [] | [_] => vec![None],
+        many => many.iter().copied().map(Some).collect(),
+    };
+    if let (Some(hosts), Some(config), [one]) = (&hosts, &plan.hosts, plan.link_rates.as_slice()) {
+        hosts.reshape(LinkShape { rate: *one, ..config.link })?;
+    }
+    let runs: Vec<(u8, System, u8, Option<Rate>)> = plan
+        .routers
+        .iter()
+        .flat_map(|&r| listed.iter().map(move |&(s, k)| (r, s, k)))
+        .flat_map(|(r, s, k)| rates.iter().map(move |&rate| (r, s, k, rate)))
+        .collect();
     let total = setup.workloads.len() * plan.connections.len() * plan.rounds as usize * runs.len();
     report.begin(total as u64, "runs");
     let stopped = 'all: {
@@ -128,16 +158,21 @@ pub fn run(plan: &ExperimentPlan, report: Arc<dyn Report>) -> Result<()> {
             };
             for &connections in &plan.connections {
                 for round in 0..plan.rounds {
-                    for (routers, system, listing) in round_order(&runs, round) {
+                    for (routers, system, listing, rate) in round_order(&runs, round) {
                         if signals.stop_requested(Duration::ZERO) {
                             break 'all true;
                         }
                         let system_name = front::label(system, 1, listing).replace('/', "-");
+                        let at = rate.map_or(String::new(), |r| format!("-{r}"));
                         let name = format!(
-                            "{kind}-{}-{system_name}-x{routers}-round{}",
+                            "{kind}-{}-{system_name}-x{routers}{at}-round{}",
                             connections.name(),
                             round + 1
                         );
+                        if let (Some(hosts), Some(config), Some(rate)) = (&hosts, &plan.hosts, rate)
+                        {
+                            hosts.reshape(LinkShape { rate, ..config.link })?;
+                        }
                         let launcher =
                             Launcher { logs: launcher.logs.sub(&name)?, ..launcher.clone() };
                         report.step(&format!("{system} on {kind}, round {}", round + 1));
@@ -149,6 +184,7 @@ pub fn run(plan: &ExperimentPlan, report: Arc<dyn Report>) -> Result<()> {
                             routers,
                             connections,
                             round,
+                            link_rate: rate,
                         };
                         let row = measure::run_one(plan, &setup, &launcher, run_dir.path(), &spec)
                             .with_context(|| format!("{system} on {kind}, round {}", round + 1))?;
@@ -336,7 +372,12 @@ fn describe(plan: &ExperimentPlan, setup: &Setup, node_cpu: Option<&NodeCgroups>
         load.push_str("; events at the end of the warm-up; figures every second");
     }
     if profile.origin {
-        let link = plan.origin_link.map_or("origin link unshaped".into(), |l| l.describe());
+        let unshaped = if plan.hosts.is_some() {
+            "origin link: its host's link"
+        } else {
+            "origin link unshaped"
+        };
+        let link = plan.origin_link.map_or(unshaped.into(), |l| l.describe());
         load.push_str(&format!("; origin nginx (one worker) serving the store from disk; {link}"));
     }
     format!(

@@ -17,6 +17,7 @@ use router::{NodeConfig, RouterConfig};
 use crate::anchors::{self, Anchor, Servers, Tools};
 use crate::child::{self, Group};
 use crate::error::{Context, LabError, Result};
+use crate::hosts::FRONT_HOST;
 use crate::launcher::{free_local_address, Launcher, ANY_LOCAL_PORT};
 use crate::probe;
 use crate::route;
@@ -222,7 +223,7 @@ pub fn start_on(
             addr.expect("at least one instance")
         }
         System::Anchor(anchor) => {
-            let addr = free_local_address()?;
+            let addr = launcher.address_on(FRONT_HOST, free_local_address()?)?;
             for i in 1..=instances {
                 let own = if instances == 1 {
                     dir.to_path_buf()
@@ -232,6 +233,7 @@ pub fn start_on(
                 std::fs::create_dir_all(&own)
                     .with_context(|| format!("creating {}", own.display()))?;
                 let mut cmd = anchors::command(anchor, tools, servers, &own, addr, instances > 1)?;
+                launcher.run_on(FRONT_HOST, &mut cmd)?;
                 if let Some(cpu) = setup.cpu {
                     child::pin(&mut cmd, cpu);
                 }

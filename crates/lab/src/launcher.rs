@@ -5,12 +5,14 @@
 use std::hash::{BuildHasher, Hasher};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener};
 use std::path::PathBuf;
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::child::Logs;
 use crate::cpu_cap::NodeCgroups;
 use crate::error::{Context, Result};
+use crate::hosts::Hosts;
 use crate::report::Report;
 use crate::signals::Signals;
 
@@ -27,6 +29,29 @@ pub struct Launcher {
     pub node_cpu: Option<Arc<NodeCgroups>>,
     /// Where what the lab says goes (the caller's; see [`Report`]).
     pub report: Arc<dyn Report>,
+    /// With hosts of their own, the run's hosts: each process runs on the host it is
+    /// started on and binds that host's address. Without, every process is on this
+    /// machine's loopback.
+    pub hosts: Option<Arc<Hosts>>,
+}
+
+impl Launcher {
+    /// Where a process on host `host` binds `addr`: with hosts, the host's address and
+    /// `addr`'s port (the host is created if new); without, `addr` itself.
+    pub fn address_on(&self, host: &str, addr: SocketAddr) -> Result<SocketAddr> {
+        match &self.hosts {
+            Some(hosts) => Ok(SocketAddr::new(hosts.host(host)?.ip.into(), addr.port())),
+            None => Ok(addr),
+        }
+    }
+
+    /// Makes `cmd` run on host `host` (with hosts; without, it runs here).
+    pub fn run_on(&self, host: &str, cmd: &mut Command) -> Result<()> {
+        match &self.hosts {
+            Some(hosts) => hosts.host(host)?.enter_on_exec(cmd),
+            None => Ok(()),
+        }
+    }
 }
 
 /// 127.0.0.1, port 0: what a larder router or node is given, which then reports the port

@@ -13,6 +13,7 @@
 //! - `cpu_cap`: each node's CPU time capped at a share of a core, with a cgroup per node.
 //! - `run_dir`: a temporary directory for one run's files.
 //! - `launcher`: what every started process shares; free ports.
+//! - `hosts`: hosts of their own (a network namespace each, shaped links on a bridge).
 //!
 //! Clusters:
 //! - `store`: synthetic document stores, written once and reused.
@@ -44,7 +45,8 @@
 //! - `error`: [`LabError`].
 
 // `unsafe` only in the modules marked `allow(unsafe_code)` below: process signals,
-// PR_SET_PDEATHSIG for children, a child joining its cgroup before exec, and sysconf,
+// PR_SET_PDEATHSIG for children, a child joining its cgroup or its host's network namespace
+// before exec, and sysconf,
 // which the standard library does not wrap.
 #![deny(unsafe_code)]
 
@@ -66,6 +68,8 @@ mod cpu_time;
 mod error;
 mod front;
 mod grouping;
+#[allow(unsafe_code)]
+mod hosts;
 mod launcher;
 mod load_report;
 mod measure;
@@ -92,6 +96,7 @@ mod workload;
 pub use claims::Claim;
 pub use error::LabError;
 pub use front::System;
+pub use hosts::{HostsConfig, LinkShape, Queue, Rate, Subnet};
 pub use origin_link::OriginLink;
 pub use plan::{Connections, ExperimentPlan, Kind, Ramp};
 pub use report::Report;

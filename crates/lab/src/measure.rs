@@ -12,6 +12,7 @@ use bench::{BaseUrl, Config, Mode, Plan, RampLimits, Report};
 use crate::cpu_time::{group_cpu_seconds, own_cpu_seconds};
 use crate::error::{LabError, Result};
 use crate::front::{self, Front, System};
+use crate::hosts::{Rate, ORIGIN_HOST};
 use crate::launcher::Launcher;
 use crate::load_report::NodeCounters;
 use crate::nodes::{self, Nodes};
@@ -42,6 +43,8 @@ pub struct RunSpec<'a> {
     pub routers: u8,
     pub connections: Connections,
     pub round: u32,
+    /// The hosts' link rate of this run, when systems run at several.
+    pub link_rate: Option<Rate>,
 }
 
 /// One front-end on one workload: fresh nodes, the front-end, warm-up, measurement; the
@@ -63,17 +66,11 @@ pub fn run_one(
     // Stopped when dropped: the front-end first, then the nodes behind it, then the origin.
     let (origin, nodes) = match &setup.origin {
         Some(o) => {
-            let group = origin::start(
-                launcher,
-                &o.nginx,
-                &w.docroot,
-                o.addr,
-                dir,
-                w.probe_path(),
-                deadline,
-            )?
-            .ok_or(LabError::Interrupted)?;
-            let url = format!("http://{}", o.addr);
+            let addr = launcher.address_on(ORIGIN_HOST, o.addr)?;
+            let group =
+                origin::start(launcher, &o.nginx, &w.docroot, addr, dir, w.probe_path(), deadline)?
+                    .ok_or(LabError::Interrupted)?;
+            let url = format!("http://{addr}");
             let nodes = nodes::start_caching(
                 launcher,
                 &[url],
@@ -104,6 +101,9 @@ pub fn run_one(
     let mut row = measured?;
     row.workload = w.kind.to_string();
     row.system = front::label(system, run.routers, run.listing);
+    if let Some(rate) = run.link_rate {
+        row.system.push_str(&format!(" @{rate}"));
+    }
     row.round = run.round;
     Ok(row)
 }

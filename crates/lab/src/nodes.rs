@@ -1,4 +1,4 @@
-//! Starting `larder node`s on 127.0.0.1: one per spec, each waited for until it answers;
+//! Starting `larder node`s on 127.0.0.1 (or each on its host): one per spec, each waited for until it answers;
 //! the running nodes' load reports and CPU time.
 
 use std::ffi::OsString;
@@ -107,7 +107,9 @@ fn spawn(
     name: &str,
     listen: SocketAddr,
 ) -> Result<child::Child> {
+    let listen = launcher.address_on(name, listen)?;
     let mut cmd = Command::new(&launcher.exe);
+    launcher.run_on(name, &mut cmd)?;
     cmd.arg("node").args(content);
     cmd.args(["--listen", &listen.to_string(), "--cache-mb", &spec.cache_mb.to_string()]);
     cmd.args(extra);

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use crate::child::{self, Group};
 use crate::error::{Context, LabError, Result};
+use crate::hosts::ORIGIN_HOST;
 use crate::launcher::Launcher;
 use crate::probe;
 
@@ -30,7 +31,7 @@ pub fn nginx_conf(docroot: &Path, addr: SocketAddr, dir: &Path) -> String {
     )
 }
 
-/// Starts nginx (`exe`) serving `docroot` on `addr`, its configuration in `dir`, into a
+/// Starts nginx (`exe`) serving `docroot` on `addr` (on the origin's host, with hosts), its configuration in `dir`, into a
 /// group of its own, and waits until `probe_path` answers. None: a stop was requested.
 pub fn start(
     launcher: &Launcher,
@@ -47,6 +48,7 @@ pub fn start(
     std::fs::write(&file, nginx_conf(docroot, addr, &own))
         .with_context(|| format!("writing {}", file.display()))?;
     let mut cmd = Command::new(exe);
+    launcher.run_on(ORIGIN_HOST, &mut cmd)?;
     cmd.arg("-c").arg(&file).arg("-p").arg(&own);
     let mut group = Group::new(launcher.grace, launcher.signals.clone(), launcher.report.clone());
     group.children.push(child::spawn("origin", cmd, |_| None, &launcher.signals, &launcher.logs)?);

@@ -12,6 +12,7 @@ use crate::anchors::Tools;
 use crate::cpu_cap::CpuShare;
 use crate::error::{invalid, LabError, Result};
 use crate::front::{RouterSetup, System};
+use crate::hosts::{HostsConfig, Rate};
 use crate::launcher::free_local_address;
 use crate::nodes::NodeSpec;
 use crate::origin_link::OriginLink;
@@ -148,6 +149,12 @@ pub struct ExperimentPlan {
     pub out: PathBuf,
     /// Echo the children's output live (it always goes to `<out>/logs/`).
     pub verbose: bool,
+    /// Every node, front-end, origin and the load generator on a host of its own (None:
+    /// all on this machine's loopback).
+    pub hosts: Option<HostsConfig>,
+    /// With hosts: every system runs once with the hosts' links at each of these rates,
+    /// side by side (empty: the hosts' link rate only).
+    pub link_rates: Vec<Rate>,
 }
 
 impl Default for ExperimentPlan {
@@ -192,6 +199,8 @@ impl Default for ExperimentPlan {
             events: Vec::new(),
             out: PathBuf::from("experiment-results"),
             verbose: false,
+            hosts: None,
+            link_rates: Vec::new(),
         }
     }
 }
@@ -265,6 +274,15 @@ impl ExperimentPlan {
             .map(|share| CpuShare::new(share, cpus))
             .transpose()
             .map_err(LabError::Invalid)?;
+        if self.hosts.is_some() && self.origin_link.is_some() {
+            invalid!(
+                "--origin-mbit shapes loopback; with --hosts, the origin has a host and a \
+                 shaped link of its own (--link-rate)"
+            );
+        }
+        if self.hosts.is_none() && !self.link_rates.is_empty() {
+            invalid!("--link-rate shapes the hosts' links: it needs --hosts");
+        }
         if self.routers.is_empty() || self.routers.iter().any(|&r| r == 0 || r > MAX_FRONT_ENDS) {
             invalid!("--routers: each count must be in 1..={MAX_FRONT_ENDS}");
         }

@@ -1,4 +1,4 @@
-//! Starting `larder route` on a configuration of the router's own type
+//! Starting `larder route` (on the front-end's host, with hosts of their own) on a configuration of the router's own type
 //! ([`router::RouterConfig`]), written to the run's directory as TOML.
 
 use std::net::SocketAddr;
@@ -10,6 +10,7 @@ use router::RouterConfig;
 
 use crate::child::{self, Bound, Group};
 use crate::error::{Context, LabError, Result};
+use crate::hosts::FRONT_HOST;
 use crate::launcher::Launcher;
 
 /// A started router's bound addresses.
@@ -35,9 +36,11 @@ pub fn start(
     deadline: Instant,
 ) -> Result<Option<Listening>> {
     let file = dir.join(format!("{label}.toml"));
+    let config = on_front_host(launcher, config)?;
     let text = config.to_toml().context("writing the router config")?;
     std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
     let mut cmd = Command::new(&launcher.exe);
+    launcher.run_on(FRONT_HOST, &mut cmd)?;
     cmd.arg("route").arg("--config").arg(&file);
     if let Some(cpu) = cpu {
         child::pin(&mut cmd, cpu);
@@ -60,4 +63,15 @@ pub fn start(
             router.tail()
         ))),
     }
+}
+
+/// `config` with its listeners on the front-end's host: with hosts, the host's address
+/// and the ports asked for; without, as it is.
+fn on_front_host(launcher: &Launcher, config: &RouterConfig) -> Result<RouterConfig> {
+    let mut config = config.clone();
+    config.listen = launcher.address_on(FRONT_HOST, config.listen)?;
+    if let Ok(admin) = config.admin.listen.parse::<SocketAddr>() {
+        config.admin.listen = launcher.address_on(FRONT_HOST, admin)?.to_string();
+    }
+    Ok(config)
 }

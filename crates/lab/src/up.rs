@@ -15,6 +15,7 @@ use trace::SizeMix;
 use crate::child::{Group, Logs};
 use crate::error::{invalid, Context, LabError, Result};
 use crate::front::{started_nodes, System};
+use crate::hosts::{Host, Hosts, HostsConfig, CLIENT_HOST};
 use crate::launcher::{larder_exe, Launcher, ANY_LOCAL_PORT};
 use crate::nodes::{self, NodeSpec, Nodes};
 use crate::plan::ExperimentPlan;
@@ -85,6 +86,9 @@ pub struct UpConfig {
     pub stop_timeout: Duration,
     /// Echo the children's output (it always goes to the run directory's `logs/`).
     pub verbose: bool,
+    /// Start every node and the routers each on a host of its own (a network namespace
+    /// with a shaped link) instead of on this machine's loopback.
+    pub hosts: Option<HostsConfig>,
 }
 
 /// Everything started; dropping it stops the routers first, so requests in flight finish
@@ -118,6 +122,15 @@ impl UpConfig {
         let signals = Signals::block().context("blocking signals")?;
         // The config before the store: a typo should not wait for a store to be written.
         let mut router_config = self.router_config()?;
+        // Before the store too: missing root is said at once. Removed when dropped, after
+        // everything declared below (the processes on them).
+        let hosts = match &self.hosts {
+            Some(config) => Some(Arc::new(Hosts::create(config.clone(), report.clone())?)),
+            None => None,
+        };
+        // This process, its checks and the user's commands run on the client host.
+        let client = hosts.as_ref().map(|h| h.host(CLIENT_HOST)).transpose()?;
+        let _on_client = client.as_ref().map(Host::enter_this_thread).transpose()?;
         let (docroot, example, docs) = self.documents(say)?;
         // A store can take seconds to write: honour a Ctrl-C pressed meanwhile.
         if signals.stop_requested(Duration::ZERO) {
@@ -133,6 +146,7 @@ impl UpConfig {
             grace: self.stop_timeout,
             node_cpu: None,
             report: report.clone(),
+            hosts: hosts.clone(),
         };
         let deadline = Instant::now() + self.start_timeout;
         let direct_io: &[String] = if self.direct_io { &["--direct-io".to_string()] } else { &[] };
@@ -172,8 +186,18 @@ impl UpConfig {
         if let Some(first) = started.first() {
             say.note(&format!("  dashboard   http://{}/", first.admin));
         }
-        say.note(&format!("  try         curl -i http://{listen}{example}"));
-        say.note(&format!("  load        {}", bench_line(listen, &example, docs)));
+        // With hosts, the cluster is reached from the client host.
+        let on_client =
+            client.as_ref().map_or(String::new(), |c| format!("ip netns exec {} ", c.namespace()));
+        if let (Some(hosts), Some(client)) = (&hosts, &client) {
+            say.note(&format!("  hosts       {}", hosts.describe()));
+            say.note(&format!(
+                "  client      {} (run commands there: {on_client}COMMAND)",
+                client.ip
+            ));
+        }
+        say.note(&format!("  try         {on_client}curl -i http://{listen}{example}"));
+        say.note(&format!("  load        {on_client}{}", bench_line(listen, &example, docs)));
         say.note(&format!("  logs        {}", launcher.logs.dir.display()));
         say.note("larder up: ready; Ctrl-C or SIGTERM stops every process above");
         loop {
@@ -241,6 +265,11 @@ impl UpConfig {
     fn router_config(&self) -> Result<RouterConfig> {
         if !(1..=MAX_ROUTERS).contains(&self.routers) {
             invalid!("routers: {} is not in 1..={MAX_ROUTERS}", self.routers);
+        }
+        if self.hosts.is_some() && !self.origins.is_empty() {
+            invalid!(
+                "--hosts with --origin: the hosts' network cannot reach an origin on this machine"
+            );
         }
         let mut c = match &self.config {
             Some(path) => {
@@ -321,6 +350,7 @@ impl UpConfig {
             out: store::root(self.store_dir.as_deref())?.join("up-bench"),
             store_dir: self.store_dir.clone(),
             verbose: self.verbose,
+            hosts: self.hosts.clone(),
             ..ExperimentPlan::default()
         })
     }

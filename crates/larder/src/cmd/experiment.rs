@@ -7,6 +7,7 @@ use std::time::Duration;
 use bench::{parse_duration, RampSpec};
 use lab::{Connections, DynCost, ExperimentPlan, Kind, OriginLink, Ramp, System, WorkloadKind};
 
+use crate::cmd::hosts::HostsArgs;
 use crate::console::Console;
 
 /// Run the headline experiments: start nodes, front-ends (larder route with each policy,
@@ -20,7 +21,8 @@ use crate::console::Console;
 /// `--dynamic-share` CPU-heavy dynamic requests at a fixed rate, `class` vs `rr`: the
 /// response time of the static requests. `origin`: the nodes cache an origin (nginx serving
 /// the store) over a link limited with --origin-mbit; figures add origin requests and bytes
-/// per request. `churn`: a flash crowd, a node added, restarted or removed mid-run, figures
+/// per request. With --hosts, every process on a host of its own with shaped links, and
+/// several --link-rate values run every system at each. `churn`: a flash crowd, a node added, restarted or removed mid-run, figures
 /// every second. bench/experiments.sh runs them all and installs HAProxy, nginx and Varnish.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -178,6 +180,8 @@ pub struct Args {
     /// (--dataset-mb, --alpha, --seed, --file-size, --dyn-view-size) say how it ran.
     #[arg(long, value_name = "DIR")]
     sim_fit: Option<PathBuf>,
+    #[command(flatten)]
+    hosts: HostsArgs,
     /// With --sim-fit: microseconds of one O_DIRECT read of a static file.
     #[arg(long, value_name = "US", default_value_t = 55.0, requires = "sim_fit")]
     sim_disk_us: f64,
@@ -230,6 +234,8 @@ impl Args {
             events: self.events,
             out: self.out,
             verbose: self.verbose,
+            link_rates: if self.hosts.hosts { self.hosts.link_rate.clone() } else { Vec::new() },
+            hosts: self.hosts.config(),
         }
     }
 }

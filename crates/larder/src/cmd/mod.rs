@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod experiment;
+pub mod hosts;
 pub mod node;
 pub mod purge;
 pub mod route;

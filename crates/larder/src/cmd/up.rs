@@ -9,6 +9,7 @@ use clap::value_parser;
 use lab::UpConfig;
 use policy::PolicyKind;
 
+use crate::cmd::hosts::HostsArgs;
 use crate::console::Console;
 
 /// Start a cluster on this machine: nodes and a router, ready for traffic.
@@ -39,7 +40,7 @@ pub struct Args {
     /// Instead of serving files, make the nodes caches in front of this existing site
     /// (http://host[:port][/path], e.g. your nginx); repeat for fallbacks tried in order.
     /// Each node fetches what it misses and keeps it as HTTP caching allows.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["docroot", "bench"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["docroot", "bench", "hosts"])]
     origin: Vec<String>,
     /// How the caching nodes store and fetch (with --origin).
     #[command(flatten, next_help_heading = "Caching nodes (with --origin)")]
@@ -50,6 +51,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Address clients connect to; port 0 takes a free port (the bound one is printed).
+    /// With --hosts, its port on the router host's own address.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// Router processes sharing --listen (SO_REUSEPORT), named r1..rN in X-Larder-Router.
@@ -89,12 +91,20 @@ pub struct Args {
     /// always goes to log files in the run's directory; with --bench, under its results).
     #[arg(long)]
     verbose: bool,
+    #[command(flatten)]
+    hosts: HostsArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     // A mistyped origin is refused here, before any process starts.
     for url in &args.origin {
         node::origin::OriginUrl::parse(url)?;
+    }
+    if args.hosts.link_rate.len() > 1 {
+        anyhow::bail!(
+            "--link-rate: larder up takes one rate (larder bench experiment --hosts \
+             --link-rate compares several)"
+        );
     }
     let config = UpConfig {
         nodes: args.nodes,
@@ -113,6 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         start_timeout: Duration::from_millis(args.start_timeout_ms),
         stop_timeout: Duration::from_millis(args.stop_timeout_ms),
         verbose: args.verbose,
+        hosts: args.hosts.config(),
     };
     if args.bench {
         return Ok(lab::experiment::run(&config.bench_plan(args.bench_secs)?, Console::shared())?);
