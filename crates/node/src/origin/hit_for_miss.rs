@@ -40,6 +40,10 @@ impl HitForMiss {
     /// Whether requests for `target` go straight to the origin at `now`.
     pub fn is_marked(&self, target: &str, now: SystemTime) -> bool {
         let mut marks = self.marks.borrow_mut();
+        // Asked on every miss: most sites mark nothing, so no key is built for them.
+        if marks.is_empty() {
+            return false;
+        }
         let key = target.to_string();
         match marks.get(&key) {
             Some(&until) if now < until => true,
