@@ -8,7 +8,7 @@
 //! - [`http_client`]: a lean HTTP/1.1 client on raw TCP that counts bytes exactly.
 //! - [`client`]: one user's connection and statistics; [`closed_loop`]: users that wait
 //!   for each response; [`open_loop`]: a fixed rate, latency from the intended send time;
-//!   [`ramp`]: DBench's user ramp and its stop conditions; [`run`]: epochs and the end.
+//!   [`ramp`]: DBench's user ramp and its stop conditions; [`run`](mod@run): epochs and the end.
 //! - [`stats`], [`latency`]: counters and HDR latency histograms.
 //! - [`report`]: the result; [`table`], [`html`] (charts from the `chart` crate): how it
 //!   is shown;

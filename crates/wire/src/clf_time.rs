@@ -34,7 +34,7 @@ pub fn write(unix_secs: i64, out: &mut Vec<u8>) {
     out.extend_from_slice(b" +0000");
 }
 
-/// [`write`] for epoch milliseconds, as a `String` (sub-second parts are dropped).
+/// [`write()`] for epoch milliseconds, as a `String` (sub-second parts are dropped).
 pub fn format_ms(epoch_ms: i64) -> String {
     let mut out = Vec::with_capacity(LEN);
     write(epoch_ms.div_euclid(1000), &mut out);
