@@ -5,17 +5,19 @@
 # 1. the router's RSS once it has settled ("before");
 # 2. CONNECTIONS keep-alive connections opened, each doing one GET of a 1 KB file and then
 #    left idle: the router's RSS with all of them open;
-# 3. every connection closed, then /proc/PID/status polled every 100 ms for 15 s: the time
+# 3. every connection closed (spread over CLOSE_SECONDS, as clients that leave over a
+#    moment rather than at once), then /proc/PID/status polled every 100 ms for 15 s: the time
 #    until RSS is within 1.3x of "before" (or "not within 15 s") and the RSS at 15 s.
 #
 # Ends with "N of M bursts back within 1.3x in 15 s". (bench/idle-connections.sh measures
 # one burst's cost per connection.) Settings (environment): BURSTS (10), CONNECTIONS
-# (5000), THREADS router worker threads (2), LARDER (path to a release binary; built if
+# (5000), CLOSE_SECONDS (0), THREADS router worker threads (2), LARDER (path to a release binary; built if
 # unset). Takes about 20 s a burst. Touches only loopback.
 set -euo pipefail
 
 BURSTS=${BURSTS:-10}
 CONNECTIONS=${CONNECTIONS:-5000}
+CLOSE_SECONDS=${CLOSE_SECONDS:-0}
 THREADS=${THREADS:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -28,9 +30,10 @@ start_larder_node "$larder" "$work/www"
 route_port=$(free_port)
 start_larder_route "$larder" "$route_port" --node "127.0.0.1:$node_port" --threads "$THREADS"
 
-python3 - "$router" "$route_port" "$CONNECTIONS" "$BURSTS" <<'EOF'
+python3 - "$router" "$route_port" "$CONNECTIONS" "$BURSTS" "$CLOSE_SECONDS" <<'EOF'
 import resource, socket, sys, time
 pid, port, n, bursts = (int(a) for a in sys.argv[1:5])
+close_seconds = float(sys.argv[5])
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 req = b"GET /f.txt HTTP/1.1\r\nHost: bench\r\n\r\n"
@@ -67,7 +70,7 @@ for _ in range(20):
     get(s)
     s.close()
 idle = settled_rss()
-print(f"connections {n}, bursts {bursts}, idle level {mib(idle)}", flush=True)
+print(f"connections {n}, closed over {close_seconds:g} s, bursts {bursts}, idle level {mib(idle)}", flush=True)
 back = 0
 for b in range(1, bursts + 1):
     before = settled_rss()
@@ -77,8 +80,11 @@ for b in range(1, bursts + 1):
         get(s)
         conns.append(s)
     with_open = settled_rss()
-    for s in conns:
+    start = time.time()
+    for i, s in enumerate(conns):
         s.close()
+        if close_seconds and i % 100 == 99:
+            time.sleep(max(0.0, start + close_seconds * (i + 1) / n - time.time()))
     closed = time.time()
     conns = None
     took = None
