@@ -33,55 +33,24 @@ start_larder_node "$larder" "$work/www"
 route_port=$(free_port)
 start_larder_route "$larder" "$route_port" --node "127.0.0.1:$node_port" --threads "$THREADS"
 
-python3 - "$router" "$route_port" "$CONNECTIONS" "$BURSTS" "$CLOSE_SECONDS" <<'EOF'
-import resource, socket, sys, time
+PYTHONPATH="$here" python3 - "$router" "$route_port" "$CONNECTIONS" "$BURSTS" "$CLOSE_SECONDS" <<'EOF'
+import sys, time
+from idle_clients import POLL, open_idle, raise_fd_limit, rss_kb, warm_up
+from idle_clients import settled_rss as settled
 pid, port, n, bursts = (int(a) for a in sys.argv[1:5])
 close_seconds = float(sys.argv[5])
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-req = b"GET /f.txt HTTP/1.1\r\nHost: bench\r\n\r\n"
-RATIO, WINDOW, POLL = 1.3, 15.0, 0.1
-
-def rss_kb():
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-
-def settled_rss():
-    """RSS once it has not moved for 2 s (at most 20 s)."""
-    last, since, start = rss_kb(), time.time(), time.time()
-    while time.time() - since < 2.0 and time.time() - start < 20:
-        time.sleep(POLL)
-        now = rss_kb()
-        if now != last:
-            last, since = now, time.time()
-    return last
-
-def get(s):
-    s.sendall(req)
-    data = b""
-    while not (b"\r\n\r\n" in data and len(data.split(b"\r\n\r\n", 1)[1]) >= 1024):
-        chunk = s.recv(65536)
-        if not chunk:
-            raise SystemExit("connection closed early")
-        data += chunk
+raise_fd_limit()
+RATIO, WINDOW = 1.3, 15.0
+settled_rss = lambda: settled(pid, 2.0)
 
 mib = lambda kb: f"{kb / 1024:5.1f} MiB"
-for _ in range(20):
-    s = socket.create_connection(("127.0.0.1", port))
-    get(s)
-    s.close()
+warm_up(port)
 idle = settled_rss()
 print(f"connections {n}, closed over {close_seconds:g} s, bursts {bursts}, idle level {mib(idle)}", flush=True)
 back = back_to_idle = 0
 for b in range(1, bursts + 1):
     before = settled_rss()
-    conns = []
-    for _ in range(n):
-        s = socket.create_connection(("127.0.0.1", port))
-        get(s)
-        conns.append(s)
+    conns = open_idle(port, n)
     with_open = settled_rss()
     start = time.time()
     for i, s in enumerate(conns):
@@ -92,11 +61,11 @@ for b in range(1, bursts + 1):
     conns = None
     took = None
     while time.time() - closed < WINDOW:
-        now = rss_kb()
+        now = rss_kb(pid)
         if took is None and now <= RATIO * before:
             took = time.time() - closed
         time.sleep(POLL)
-    at_end = rss_kb()
+    at_end = rss_kb(pid)
     back += took is not None
     back_to_idle += at_end <= RATIO * idle
     verdict = f"back in {took:4.1f} s" if took is not None else "not within 15 s"

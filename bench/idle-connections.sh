@@ -27,53 +27,19 @@ start_larder_route "$larder" "$route_port" --node "127.0.0.1:$node_port" --threa
 
 # The client, in Python: warm-up, then the connections (one GET each, left open), then
 # closing them; the router's RSS read at each step once it has stopped moving.
-python3 - "$router" "$route_port" "$CONNECTIONS" <<'EOF'
-import resource, socket, sys, time
+PYTHONPATH="$here" python3 - "$router" "$route_port" "$CONNECTIONS" <<'EOF'
+import sys
+from idle_clients import open_idle, raise_fd_limit, settled_rss, warm_up
 pid, port, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-req = b"GET /f.txt HTTP/1.1\r\nHost: bench\r\n\r\n"
-
-def rss_kb():
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-
-def settled_rss():
-    """RSS once it has not moved for 3 s (at most 20 s): the router returns freed memory
-    to the kernel within a second or two of a burst."""
-    last, since, start = rss_kb(), time.time(), time.time()
-    while time.time() - since < 3.0 and time.time() - start < 20:
-        time.sleep(0.1)
-        now = rss_kb()
-        if now != last:
-            last, since = now, time.time()
-    return last
-
-def get(s):
-    s.sendall(req)
-    data = b""
-    while not (b"\r\n\r\n" in data and len(data.split(b"\r\n\r\n", 1)[1]) >= 1024):
-        chunk = s.recv(65536)
-        if not chunk:
-            raise SystemExit("connection closed early")
-        data += chunk
-
-for _ in range(20):
-    s = socket.create_connection(("127.0.0.1", port))
-    get(s)
-    s.close()
-idle = settled_rss()
-conns = []
-for _ in range(n):
-    s = socket.create_connection(("127.0.0.1", port))
-    get(s)
-    conns.append(s)
-with_open = settled_rss()
+raise_fd_limit()
+# Quiet for 3 s: the router returns freed memory within a second or two of a burst.
+warm_up(port)
+idle = settled_rss(pid, 3.0)
+conns = open_idle(port, n)
+with_open = settled_rss(pid, 3.0)
 for s in conns:
     s.close()
-after = settled_rss()
+after = settled_rss(pid, 3.0)
 print(f"connections            {n}")
 print(f"RSS idle               {idle / 1024:.1f} MiB")
 print(f"RSS with all open      {with_open / 1024:.1f} MiB")

@@ -348,8 +348,7 @@ impl<S: ClientIo> Connection<S> {
     /// A `PURGE`: answered by the router itself (`purge.rs`), never forwarded; a body
     /// it came with is not read, so the connection then closes.
     async fn purge(&mut self, settings: &Settings, req: &Request) -> Flow {
-        let (status, body) =
-            purge::answer(&self.cluster, self.peer.ip(), &req.target, &req.upstream_head).await;
+        let (status, body) = purge::answer(&self.cluster, self.peer.ip(), req).await;
         let close = req.framing != BodyFraming::Empty || !req.keep_alive;
         let sent = self.send_error(settings, Some(req), status, &body, close, "").await;
         self.last = Instant::now();

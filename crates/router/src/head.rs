@@ -99,13 +99,17 @@ pub(crate) struct Request {
 }
 
 impl Request {
-    /// The `Host` value forwarded upstream (none when an HTTP/1.0 client sent none). Read
-    /// back from the upstream head: only a router keying targets by site asks.
+    /// The `Host` value forwarded upstream (none when an HTTP/1.0 client sent none).
     pub fn host(&self) -> Option<&[u8]> {
-        let head = self.upstream_head.strip_suffix(b"\r\n\r\n")?;
-        head.split(|&b| b == b'\n').skip(1).find_map(|line| {
-            let (name, value) = line.split_at(line.iter().position(|&b| b == b':')?);
-            name.eq_ignore_ascii_case(b"host").then(|| value[1..].trim_ascii())
+        self.field("host")
+    }
+
+    /// The value of the field `name` as forwarded upstream, read back from the upstream
+    /// head: only rare paths ask (a purge's options, a router keying targets by site).
+    pub fn field(&self, name: &str) -> Option<&[u8]> {
+        self.upstream_head.split(|&b| b == b'\n').skip(1).find_map(|line| {
+            let (n, value) = line.split_at(line.iter().position(|&b| b == b':')?);
+            n.eq_ignore_ascii_case(name.as_bytes()).then(|| value[1..].trim_ascii())
         })
     }
 
@@ -545,13 +549,7 @@ pub(crate) fn parse_response(
                 }
             }
         }
-        push_via(out, fields(), minor, rules.via);
-        if let Some(name) = rules.node_name {
-            push_field(out, "X-Larder-Node", name.as_bytes());
-        }
-        if let Some(field) = rules.router_field {
-            out.extend_from_slice(field);
-        }
+        push_router_fields(out, fields(), minor, rules);
         if close_client {
             push_field(out, "Connection", b"close");
         } else if rules.client_minor == 0 {
@@ -561,6 +559,24 @@ pub(crate) fn parse_response(
     out.extend_from_slice(b"\r\n");
     let upstream_reusable = upstream_keep_alive && framing != BodyFraming::UntilClose;
     Ok(Some((len, Response { status, framing, client_body, close_client, upstream_reusable })))
+}
+
+/// The fields this hop adds to every response it relays: `Via`, and `X-Larder-Node` and
+/// `X-Larder-Router` when they are on.
+#[inline(always)]
+fn push_router_fields<'a>(
+    out: &mut Vec<u8>,
+    fields: impl Iterator<Item = (&'a str, &'a [u8])>,
+    minor: u8,
+    rules: &ResponseRules<'_>,
+) {
+    push_via(out, fields, minor, rules.via);
+    if let Some(name) = rules.node_name {
+        push_field(out, "X-Larder-Node", name.as_bytes());
+    }
+    if let Some(field) = rules.router_field {
+        out.extend_from_slice(field);
+    }
 }
 
 /// A `101 Switching Protocols` to an upgrade request, its head rewritten for the client
@@ -588,13 +604,7 @@ fn switch_response(
     }
     push_field(out, "Connection", b"upgrade");
     push_field(out, "Upgrade", protocol);
-    push_via(out, fields(), minor, rules.via);
-    if let Some(name) = rules.node_name {
-        push_field(out, "X-Larder-Node", name.as_bytes());
-    }
-    if let Some(field) = rules.router_field {
-        out.extend_from_slice(field);
-    }
+    push_router_fields(out, fields(), minor, rules);
     out.extend_from_slice(b"\r\n");
     let (framing, client_body) = (BodyFraming::Empty, ClientBody::Same);
     let switch = Response {
@@ -715,6 +725,10 @@ mod tests {
         assert_eq!(plain.host(), Some(&b"Shop.example"[..]));
         let (_, none) = parse("GET /x HTTP/1.0\r\n\r\n").unwrap().unwrap();
         assert_eq!(none.host(), None);
+        let raw = "PURGE /a HTTP/1.1\r\nHost: x\r\nx-larder-purge:  soft \r\n\r\n";
+        let (_, purge) = parse(raw).unwrap().unwrap();
+        assert_eq!(purge.field(wire::PURGE_HEADER), Some(&b"soft"[..]));
+        assert_eq!(plain.field(wire::PURGE_HEADER), None);
         let reject = |raw: &str| parse(raw).unwrap_err().status().code();
         assert_eq!(reject("GET ftp://o/x HTTP/1.1\r\nHost: o\r\n\r\n"), 400);
         assert_eq!(reject("GET http://u@o/x HTTP/1.1\r\nHost: o\r\n\r\n"), 400);

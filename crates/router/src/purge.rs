@@ -16,22 +16,18 @@ use tokio::task::JoinSet;
 use wire::{Invalidation, InvalidationOutcome, PurgeReport, PurgeRequest, PURGE_HEADER};
 
 use crate::cluster::Cluster;
+use crate::head::Request;
 use crate::probe;
 
-/// Answer a `PURGE` on the traffic listener from `peer`, its head `upstream_head` (for
-/// the `X-Larder-Purge` options): the status and a plain-text body.
-pub(crate) async fn answer(
-    cluster: &Cluster,
-    peer: IpAddr,
-    target: &str,
-    upstream_head: &[u8],
-) -> (Status, String) {
+/// Answer the `PURGE` request `req` on the traffic listener from `peer` (its
+/// `X-Larder-Purge` options, its `Host` the site): the status and a plain-text body.
+pub(crate) async fn answer(cluster: &Cluster, peer: IpAddr, req: &Request) -> (Status, String) {
     let allowed = cluster.settings().config.purge_from.iter().any(|net| net.contains(peer));
     if !allowed {
         return (Status::FORBIDDEN, format!("{peer} may not purge (purge_from)\n"));
     }
-    match PurgeRequest::parse(target, header(upstream_head, PURGE_HEADER)) {
-        Ok(PurgeRequest(inv)) => report(cluster, inv.on_site(header(upstream_head, "host"))).await,
+    match PurgeRequest::parse(&req.target, req.field(PURGE_HEADER)) {
+        Ok(PurgeRequest(inv)) => report(cluster, inv.on_site(req.host())).await,
         Err(e) => (Status::BAD_REQUEST, format!("{e}; a purge is PURGE /path or /prefix*\n")),
     }
 }
@@ -61,26 +57,4 @@ pub(crate) async fn report(cluster: &Cluster, inv: Invalidation) -> (Status, Str
     }
     let status = Status::new(report.status()).unwrap_or(Status::BAD_GATEWAY);
     (status, report.body())
-}
-
-/// The value of the field `name` in a request head (its first line skipped).
-fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a [u8]> {
-    head.split(|&b| b == b'\n').skip(1).find_map(|line| {
-        let colon = line.iter().position(|&b| b == b':')?;
-        let (n, v) = line.split_at(colon);
-        n.eq_ignore_ascii_case(name.as_bytes()).then(|| v[1..].trim_ascii())
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_options_field() {
-        let head = b"PURGE /a HTTP/1.1\r\nHost: x\r\nx-larder-purge:  soft \r\n\r\n";
-        assert_eq!(header(head, PURGE_HEADER), Some(&b"soft"[..]));
-        assert_eq!(header(b"PURGE /a HTTP/1.1\r\nHost: x\r\n\r\n", PURGE_HEADER), None);
-        assert_eq!(header(b"X-Larder-Purge: soft", PURGE_HEADER), None);
-    }
 }

@@ -136,13 +136,7 @@ impl Invalidation {
         out.push_str(INVALIDATE_PATH);
         out.push('?');
         out.push_str(PARAM);
-        for &b in self.target.as_bytes() {
-            if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-                out.push(b as char);
-            } else {
-                push_escaped(b, &mut out);
-            }
-        }
+        push_encoded(&self.target, b"/", &mut out);
         if self.mode == Mode::Soft {
             out.push('&');
             out.push_str(SOFT);
@@ -154,13 +148,7 @@ impl Invalidation {
         if let Some(site) = &self.site {
             out.push('&');
             out.push_str(SITE);
-            for &b in site.as_bytes() {
-                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                    out.push(b as char);
-                } else {
-                    push_escaped(b, &mut out);
-                }
-            }
+            push_encoded(site, b"", &mut out);
         }
         out
     }
@@ -230,6 +218,17 @@ impl Invalidation {
             return Err(InvalidationError::Target);
         }
         Ok(Invalidation { target, mode, scope, site })
+    }
+}
+
+/// Append `text` with every byte escaped but the unreserved ones and those in `also`.
+fn push_encoded(text: &str, also: &[u8], out: &mut String) {
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || also.contains(&b) {
+            out.push(b as char);
+        } else {
+            push_escaped(b, out);
+        }
     }
 }
 

@@ -35,10 +35,9 @@ pub async fn pass(
     }
     let fields = forwarded(req, NOT_FORWARDED);
     let up = &origin.upstream;
-    let host = site::host_to_send(up.config.host, req);
-    if host.is_some_and(|h| !http1::is_valid_host(h)) {
+    let Ok(host) = site::checked_host(up.config.host, req) else {
         return error(node, out, Status::BAD_REQUEST, ctx, &[]);
-    }
+    };
     match up.client.send(req.method.as_str(), (&req.target, host), &fields, body).await {
         Err(e @ OriginError::Client(_)) => {
             // The rest of the request cannot be found on the connection: answer, then close.

@@ -19,11 +19,15 @@ pub(super) struct BadHost;
 
 /// The store key of a request for its target.
 pub(super) fn key(mode: OriginHost, req: &RequestHead) -> Result<Cow<'_, str>, BadHost> {
-    let host = host_to_send(mode, req);
-    if host.is_some_and(|h| !http1::is_valid_host(h)) {
-        return Err(BadHost);
+    Ok(key_on(checked_host(mode, req)?, &req.target))
+}
+
+/// [`host_to_send`], refused when it cannot name a site.
+pub(super) fn checked_host(mode: OriginHost, req: &RequestHead) -> Result<Option<&[u8]>, BadHost> {
+    match host_to_send(mode, req) {
+        Some(host) if !http1::is_valid_host(host) => Err(BadHost),
+        host => Ok(host),
     }
-    Ok(key_on(host, &req.target))
 }
 
 /// The store key of `target` on the site `host` (`None`: the origin's own site).
