@@ -281,7 +281,7 @@ pub fn set_nodes(
 }
 
 /// Whether larder route already gives each node a share of the targets proportional to
-/// the cache capacity the node reports (first choices by weighted rendezvous): then
+/// the cache capacity the node reports (candidates on a ring weighed by it): then
 /// configured weights proportional to the caches would count every cache twice (a node
 /// with twice the cache would get four times the targets), so such a router keeps equal
 /// weights and the other front-ends get the cache weights.

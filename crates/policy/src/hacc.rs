@@ -27,9 +27,9 @@
 //! thresholds apart, and the balance's trigger and target apart, keep it from flapping.
 //!
 //! With [`crate::PlacementMode::Shared`] (the default) a new top subtree goes where every
-//! router would put it ([`crate::home`]: its first candidate by name that holds it or
-//! that LARD would not call overloaded) and a moved subtree goes to its first rendezvous
-//! candidate with room, so routers that see alike traffic decide alike.
+//! router would put it ([`crate::home`]: a candidate by name that holds it, else the least
+//! loaded of its candidates) and a moved subtree goes to its first candidate with room,
+//! so routers that see alike traffic decide alike.
 //! [`crate::PlacementMode::PerRouter`] takes HACC's least loaded node for both.
 //!
 //! A request costs one table lookup per level of its path (at most [`crate::TREE_LEVELS`]).
@@ -114,7 +114,7 @@ struct Scales<'a> {
 impl Scales<'_> {
     /// `node`'s fair share of the recent requests.
     fn fair(&self, node: NodeId) -> f64 {
-        self.total * self.roster.share(node, self.view)
+        self.total * self.roster.share(node)
     }
 
     /// Requests recently placed on `node`.
@@ -149,27 +149,22 @@ impl Scales<'_> {
     /// candidate that stays within `factor` with it, per router the node that would be
     /// least loaded relative to its share if that one fits.
     fn room(&self, key: TargetKey, count: f64, factor: f64, skip: NodeId) -> Option<NodeId> {
-        let eligible = self.roster.eligible().iter().copied();
-        let least = least_of(eligible, self.view).map_or(0.0, |(_, load)| load);
-        let open = |n: &NodeId| {
-            *n != skip
-                && self.roster.is_eligible(*n)
-                && !overloaded(self.view.load(*n), least, self.t_low, self.t_high)
+        let open = |least: f64| {
+            move |n: &NodeId| {
+                *n != skip
+                    && self.roster.is_eligible(*n)
+                    && !overloaded(self.view.load(*n), least, self.t_low, self.t_high)
+            }
         };
-        if let Some(candidates) = self.roster.candidates(key, self.view) {
-            return candidates
-                .as_slice()
-                .iter()
-                .copied()
-                .filter(open)
-                .find(|&n| self.fits(n, count, factor));
+        if let Some(candidates) = self.roster.candidates(key) {
+            let candidates = candidates.as_slice().iter().copied();
+            let least = least_of(candidates.clone(), self.view).map_or(0.0, |(_, load)| load);
+            return candidates.filter(open(least)).find(|&n| self.fits(n, count, factor));
         }
-        let least = self
-            .roster
-            .eligible()
-            .iter()
-            .copied()
-            .filter(open)
+        let eligible = self.roster.eligible().iter().copied();
+        let least = least_of(eligible.clone(), self.view).map_or(0.0, |(_, load)| load);
+        let least = eligible
+            .filter(open(least))
             .min_by(|&a, &b| self.relative(a, count).total_cmp(&self.relative(b, count)))?;
         self.fits(least, count, factor).then_some(least)
     }
@@ -237,6 +232,7 @@ impl Policy for Hacc {
     }
 
     fn pick(&mut self, target: &Target, view: &LoadView, now: Nanos) -> Option<NodeId> {
+        self.roster.sync(view);
         let half_life = self.half_life;
         let total = self.total.add(1.0, now, half_life);
         let single = [target.tree];

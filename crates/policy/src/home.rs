@@ -3,40 +3,52 @@
 //!
 //! LARD sends a new target to the least loaded node *now*, and "now" differs per router,
 //! so four routers place one target on up to four nodes and the caches fill with copies.
-//! Here the choice depends only on what every router shares:
+//! Here the choice is made among what every router shares:
 //!
-//! 1. the target's **candidates**: the [`CANDIDATES`] eligible nodes of highest weighted
-//!    rendezvous score for it ([`Homes::candidates`]), computed from the nodes' *names*,
-//!    their configured weights and the cache capacity each reports, so a node with twice
-//!    the cache is first choice for about twice the targets;
+//! 1. the target's **candidates**: the first [`CANDIDATES`] distinct nodes clockwise from
+//!    the target's position on a consistent-hash ring ([`Homes::candidates`]) whose
+//!    points come from the nodes' *names*, as many per node as its configured weight
+//!    times the cache capacity it reports (times its warmth) ask, so a node with twice the
+//!    cache is a candidate for about twice the targets;
 //! 2. the nodes' own reports of what they hold ([`LoadView::holds`]): the first candidate
 //!    that holds the target and has room (by the caller's test) wins, so a target an
 //!    overloaded node shed, or one placed before a membership change, stays where its
 //!    copy is, and a router started late agrees from its first request;
-//! 3. otherwise the first candidate with room (plain weighted hashing while the cluster
-//!    is not overloaded), and only if none has room, the least loaded of them.
+//! 3. otherwise the **least loaded candidate** for its weight (load over weight ×
+//!    capacity × warmth, so equal nodes compare by load and a node with twice the cache
+//!    takes twice the load; ties: the earlier in the order), the power of d choices with
+//!    d = [`CANDIDATES`].
 //!
-//! Rendezvous hashing rather than a ring, because a node's score for a target depends on
-//! that node alone: a node that joins, leaves or changes weight moves only the targets it
-//! gains or loses, every other target keeps its order of candidates, and a removed node's
-//! targets go to their next candidate. Weights need no common unit either, so capacities
-//! in bytes weigh as they are.
+//! Why the least loaded of d and not the first candidate with room: with one router the
+//! first-with-room rule gave back 5–10% of LARD's throughput on real logs, because a
+//! node that hashing makes first choice for a few hot targets stays busier than the rest
+//! until LARD's overload rule fires. The least loaded of d is LARD's own rule on a sample:
+//! with one router and d ≥ nodes it *is* LARD's rule, and with thousands of nodes a sample
+//! of 8 balances load within a small factor of the ideal (Mitzenmacher's power of d
+//! choices), at O(d) per new target instead of O(nodes). Routers that see different loads
+//! may choose different candidates of one target for the first requests; the first node
+//! to report holding it wins every later choice (step 2), so they agree again within one
+//! report period, and only among d nodes, never across the cluster.
 //!
-//! Loads differ a little per router (each counts its own requests in flight), so routers
-//! can disagree only while some candidate sits at the edge of having room; holders-first
-//! then pulls them back to the same copy. The test for room is LARD's overload rule for
-//! new targets and "below T_low" for spilling ([`crate::roster::Roster`]).
+//! A ring rather than rendezvous hashing, because a pick must not cost O(nodes): the ring
+//! finds a target's candidates by one bucket-index lookup and a short walk, O(1) expected
+//! (rendezvous scored every node for every new target, 80% of a 1,000-node simulation).
+//! Like rendezvous, a node's points depend on that node alone (its name, weight, capacity
+//! and warmth, over a unit shared by all), so a node that joins, leaves or changes weight
+//! moves only the targets it gains or loses, and a removed node's targets go to their next
+//! candidate. The unit is the largest weight rounded up to a power of two, so only a
+//! change of the largest weight past a power of two re-spreads every target.
 
-use crate::stable_hash::mix64;
+use crate::ring::HashRing;
 use crate::{LoadView, NodeId, NodeState, TargetKey};
 
-/// Candidates per target: enough to spill past several overloaded nodes, few enough that
-/// checking the holders of each costs little.
+/// Candidates per target: the d of the power of d choices, enough to spill past several
+/// overloaded nodes, few enough that checking the load and holdings of each costs little.
 pub const CANDIDATES: usize = 8;
 
-/// Keeps a target's hash apart from node names (small integer keys, as the simulator
-/// uses, must not correlate with names).
-const KEY_SALT: u64 = 0x1405_7b7e_f767_814f;
+/// Ring points of the heaviest node (the rest in proportion, at least one): about ±10%
+/// spread in a node's share of targets, 1.5 MiB of ring per 1,000 nodes.
+const POINTS: f64 = 128.0;
 
 /// What a node that reports no cache capacity (nginx, Apache, a node not heard from yet)
 /// counts as: larder node's default cache, 64 MiB.
@@ -65,6 +77,14 @@ struct Member {
 pub struct Homes {
     members: Vec<Member>,
     capacity: Capacity,
+    /// The ring over `members`, as weighed at the view's shares epoch `synced`.
+    ring: HashRing,
+    /// The view's [`LoadView::shares_epoch`] the ring was built at; `None`: not built for
+    /// the current members.
+    synced: Option<u64>,
+    /// Each member's weight as the ring was built (by node id), and their sum.
+    weights: Vec<f64>,
+    total: f64,
 }
 
 /// A target's candidates, best first, without allocating.
@@ -82,11 +102,12 @@ impl Candidates {
 
 impl Homes {
     pub fn new(capacity: Capacity) -> Self {
-        Homes { members: Vec::new(), capacity }
+        Homes { capacity, ..Homes::default() }
     }
 
     /// Take the current membership (only eligible nodes are candidates; a node listed
-    /// twice keeps its first entry). True when it differs from the last one.
+    /// twice keeps its first entry). True when it differs from the last one. The ring is
+    /// rebuilt at the next [`Homes::sync`].
     pub fn rebuild(&mut self, nodes: &[NodeState]) -> bool {
         let mut members: Vec<Member> = nodes
             .iter()
@@ -97,114 +118,131 @@ impl Homes {
         members.sort_by_key(|m| m.id);
         members.dedup_by_key(|m| m.id);
         let changed = members != self.members;
+        if changed {
+            self.synced = None;
+        }
         self.members = members;
         changed
     }
 
-    /// How much each member counts for: its configured weight times its reported cache
-    /// capacity (a node that reports none counts as [`UNREPORTED_CAPACITY`]) times how
-    /// warm it is ([`LoadView::warmth`]). Each depends on that node alone, so one node's
-    /// change moves no target between two others.
-    fn weights<'a>(&'a self, view: &'a LoadView) -> impl Iterator<Item = (Member, f64)> + 'a {
-        self.members.iter().map(move |m| {
-            let size = match self.capacity {
-                Capacity::Weighed => view.capacity(m.id).unwrap_or(UNREPORTED_CAPACITY) as f64,
-                Capacity::Ignored => UNREPORTED_CAPACITY as f64,
-            };
-            (*m, m.weight * size * view.warmth(m.id))
-        })
+    /// Weigh the members by what `view` reports (capacities and warmths) and rebuild the
+    /// ring if that changed since the last call (by [`LoadView::shares_epoch`]): O(1) when
+    /// nothing changed, so callers make it the first step of a pick.
+    pub fn sync(&mut self, view: &LoadView) {
+        if self.synced == Some(view.shares_epoch()) {
+            return;
+        }
+        self.synced = Some(view.shares_epoch());
+        // Each member's weight (configured weight × reported capacity) and warmth.
+        let weighed: Vec<(Member, f64, f64)> = self
+            .members
+            .iter()
+            .map(|m| {
+                let size = match self.capacity {
+                    Capacity::Weighed => view.capacity(m.id).unwrap_or(UNREPORTED_CAPACITY) as f64,
+                    Capacity::Ignored => UNREPORTED_CAPACITY as f64,
+                };
+                (*m, m.weight * size, view.warmth(m.id))
+            })
+            .collect();
+        let heaviest = weighed.iter().map(|w| w.1).fold(0.0, f64::max);
+        // A unit that one node's change rarely moves: the heaviest weight rounded up to a
+        // power of two (warmth left out, so nodes warming up move nothing but their own).
+        let unit = if heaviest > 0.0 { heaviest.log2().ceil().exp2() } else { 1.0 };
+        let points = weighed.iter().map(|(m, weight, warmth)| {
+            let count = (POINTS * weight * warmth / unit).round().max(1.0) as u64;
+            (m.id, m.name, count)
+        });
+        self.ring.place_points(points);
+        let len = self.members.last().map_or(0, |m| m.id.index() + 1);
+        self.weights = vec![0.0; len];
+        self.total = 0.0;
+        for (m, weight, warmth) in &weighed {
+            self.weights[m.id.index()] = weight * warmth;
+            self.total += weight * warmth;
+        }
     }
 
-    /// `node`'s share of all members' weights (0 for a non-member): the part of the
-    /// targets it is first choice for, so its fair share of the load.
-    pub fn share(&self, node: NodeId, view: &LoadView) -> f64 {
-        let (mut mine, mut all) = (0.0, 0.0);
-        for (m, weight) in self.weights(view) {
-            all += weight;
-            if m.id == node {
-                mine = weight;
-            }
-        }
-        if all > 0.0 {
-            mine / all
+    /// `node`'s share of all members' weights as of the last [`Homes::sync`] (0 for a
+    /// non-member): the part of the targets it is first choice for (within the ring's
+    /// spread), so its fair share of the load. O(1).
+    pub fn share(&self, node: NodeId) -> f64 {
+        let mine = self.weights.get(node.index()).copied().unwrap_or(0.0);
+        if self.total > 0.0 {
+            mine / self.total
         } else {
             0.0
         }
     }
 
-    /// The [`CANDIDATES`] members of highest weighted rendezvous score for `key`
-    /// (`weight / −ln u`, `u` uniform in (0, 1) from the target and the node's name), best
-    /// first. A node's chance to be first is its share of the weights.
-    pub fn candidates(&self, key: TargetKey, view: &LoadView) -> Candidates {
+    /// `load` on `node` for each unit of its weight, so a node with twice the cache takes
+    /// twice the load before it counts as more loaded (alike for equal nodes).
+    fn relative(&self, node: NodeId, load: f64) -> f64 {
+        match self.weights.get(node.index()) {
+            Some(&w) if w > 0.0 => load / w,
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// The first [`CANDIDATES`] distinct members clockwise from `key` on the ring (all of
+    /// them when there are fewer), best first. O(1) expected: a bucket lookup and a walk
+    /// of about `CANDIDATES` points (a few more on a small cluster).
+    pub fn candidates(&self, key: TargetKey) -> Candidates {
         let mut c = Candidates::default();
-        let mut scores = [0.0f64; CANDIDATES];
-        let position = mix64(key.0 ^ KEY_SALT);
-        for (m, weight) in self.weights(view) {
-            let score = score(position, m.name, weight);
-            // Insertion into the short sorted list (ties: the lower id first).
-            let at = (0..c.len)
-                .find(|&i| score > scores[i] || (score == scores[i] && m.id < c.nodes[i]))
-                .unwrap_or(c.len);
-            if at == CANDIDATES {
-                continue;
+        let want = self.ring.node_count().min(CANDIDATES);
+        if want == 0 {
+            return c;
+        }
+        for node in self.ring.walk(key) {
+            if !c.as_slice().contains(&node) {
+                c.nodes[c.len] = node;
+                c.len += 1;
+                if c.len == want {
+                    break;
+                }
             }
-            let end = c.len.min(CANDIDATES - 1);
-            for i in (at..end).rev() {
-                scores[i + 1] = scores[i];
-                c.nodes[i + 1] = c.nodes[i];
-            }
-            scores[at] = score;
-            c.nodes[at] = m.id;
-            c.len = (c.len + 1).min(CANDIDATES);
         }
         c
     }
 
     /// The first candidate for `key` whose load `room` accepts, whatever holds a copy:
-    /// where the target belongs while that node has room.
+    /// where the target belongs while that node has room. `room` is handed the load of
+    /// the least loaded candidate as well.
     pub fn first_fit(
         &self,
         key: TargetKey,
         view: &LoadView,
-        room: impl Fn(f64) -> bool,
+        room: impl Fn(f64, f64) -> bool,
     ) -> Option<NodeId> {
-        self.candidates(key, view).as_slice().iter().copied().find(|&n| room(view.load(n)))
+        let candidates = self.candidates(key);
+        let open = candidates.as_slice().iter().map(|&n| (n, view.load(n)));
+        let (_, least) = open.clone().min_by(|a, b| a.1.total_cmp(&b.1))?;
+        open.into_iter().find(|&(_, load)| room(load, least)).map(|(n, _)| n)
     }
 
     /// The node for `key` other than those `skip` names: the first candidate holding it
-    /// by its own report whose load `room` accepts, else the first candidate whose load
-    /// it accepts, else the least loaded candidate. `None` when no candidate is left.
+    /// by its own report whose load `room` accepts (given the least candidate load too),
+    /// else the least loaded candidate for its weight (ties: the earlier). `None` when no
+    /// candidate is left.
     pub fn choose(
         &self,
         key: TargetKey,
         view: &LoadView,
-        room: impl Fn(f64) -> bool,
+        room: impl Fn(f64, f64) -> bool,
         skip: impl Fn(NodeId) -> bool,
     ) -> Option<(NodeId, f64)> {
-        let candidates = self.candidates(key, view);
-        let open = || candidates.as_slice().iter().copied().filter(|&n| !skip(n));
-        let fits = |n: &NodeId| room(view.load(*n));
-        let with_load = |n: NodeId| (n, view.load(n));
-        if let Some(holder) = open().filter(fits).find(|&n| view.holds(n, key) == Some(true)) {
-            return Some(with_load(holder));
-        }
-        if let Some(first) = open().find(fits) {
-            return Some(with_load(first));
-        }
-        open().map(with_load).min_by(|a, b| a.1.total_cmp(&b.1))
+        let candidates = self.candidates(key);
+        let open = || {
+            let open = candidates.as_slice().iter().copied().filter(|&n| !skip(n));
+            open.map(|n| (n, view.load(n)))
+        };
+        // The first of least load for its weight (`min_by` keeps the first of equals).
+        let least =
+            open().min_by(|a, b| self.relative(a.0, a.1).total_cmp(&self.relative(b.0, b.1)))?;
+        let fits = |&(_, load): &(NodeId, f64)| room(load, least.1);
+        let holder = open().filter(|&(n, _)| view.holds(n, key) == Some(true)).find(fits);
+        Some(holder.unwrap_or(least))
     }
-}
-
-/// A node's weighted rendezvous score for a target at `position`: `weight / −ln u` with
-/// `u` in (0, 1) from the position and the node's name. Zero weight scores 0.
-fn score(position: u64, name: u64, weight: f64) -> f64 {
-    if weight <= 0.0 || !weight.is_finite() {
-        return 0.0;
-    }
-    let h = mix64(position ^ mix64(name));
-    // 53 bits, offset by half a step so u is never 0 or 1.
-    let u = ((h >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    weight / -u.ln()
 }
 
 #[cfg(test)]
@@ -222,8 +260,13 @@ mod tests {
     }
 
     fn homes(nodes: &[NodeState]) -> Homes {
+        synced(nodes, &LoadView::new(nodes.len()))
+    }
+
+    fn synced(nodes: &[NodeState], view: &LoadView) -> Homes {
         let mut h = Homes::new(Capacity::Weighed);
         h.rebuild(nodes);
+        h.sync(view);
         h
     }
 
@@ -231,8 +274,7 @@ mod tests {
     fn candidates_are_distinct_and_follow_names_not_ids() {
         let nodes = NodeState::uniform(12);
         let h = homes(&nodes);
-        let v = LoadView::new(12);
-        let c = h.candidates(TargetKey(77), &v);
+        let c = h.candidates(TargetKey(77));
         assert_eq!(c.as_slice().len(), CANDIDATES);
         let mut sorted = c.as_slice().to_vec();
         sorted.sort();
@@ -249,44 +291,47 @@ mod tests {
         let name_of = |ns: &[NodeState], id: NodeId| ns.iter().find(|n| n.id == id).unwrap().name;
         let r = homes(&reversed);
         let names = |homes: &Homes, ns: &[NodeState], k: u64| -> Vec<u64> {
-            let order = homes.candidates(TargetKey(k), &v);
+            let order = homes.candidates(TargetKey(k));
             order.as_slice().iter().map(|&n| name_of(ns, n)).collect()
         };
         for k in 0..200 {
             assert_eq!(names(&h, &nodes, k), names(&r, &reversed, k));
         }
-        let room = |load: f64| load <= 65.0;
+        let room = |load: f64, _least: f64| load <= 65.0;
         assert!(homes(&[]).choose(TargetKey(1), &LoadView::new(0), room, |_| false).is_none());
     }
 
     #[test]
-    fn holders_first_then_the_first_that_fits_then_the_least_loaded() {
+    fn holders_first_then_the_least_loaded_candidate() {
         let h = homes(&NodeState::uniform(4));
         let key = TargetKey(5);
         let mut v = LoadView::new(4);
-        let order = h.candidates(key, &v);
+        let order = h.candidates(key);
         let [first, second, third, fourth] = order.as_slice() else { panic!("4 candidates") };
-        let room = |load: f64| load <= 65.0;
-        assert_eq!(h.choose(key, &v, room, |_| false), Some((*first, 0.0)));
+        let room = |load: f64, _least: f64| load <= 65.0;
+        assert_eq!(h.choose(key, &v, room, |_| false), Some((*first, 0.0)), "ties: the first");
         v.set_holdings(*third, Some(Arc::new(Holds(key))));
         assert_eq!(h.choose(key, &v, room, |_| false).unwrap().0, *third, "the holder");
         for _ in 0..70 {
             v.started(*third);
         }
         assert_eq!(h.choose(key, &v, room, |_| false).unwrap().0, *first, "holder too busy");
-        for _ in 0..70 {
+        for _ in 0..3 {
             v.started(*first);
-            v.started(*second);
         }
-        assert_eq!(h.choose(key, &v, room, |_| false).unwrap().0, *fourth);
-        assert_eq!(h.choose(key, &v, room, |n| n == *fourth).unwrap().0, *first, "least loaded");
+        v.started(*second);
+        assert_eq!(h.choose(key, &v, room, |_| false).unwrap().0, *fourth, "least loaded");
+        v.started(*fourth);
+        v.started(*fourth);
+        assert_eq!(h.choose(key, &v, room, |_| false).unwrap().0, *second);
+        assert_eq!(h.choose(key, &v, room, |n| n == *second).unwrap().0, *fourth, "skipped");
     }
 
     /// Targets 0..n by their first candidate, counted per node.
-    fn firsts(h: &Homes, v: &LoadView, nodes: usize, targets: u64) -> Vec<f64> {
+    fn firsts(h: &Homes, nodes: usize, targets: u64) -> Vec<f64> {
         let mut count = vec![0.0; nodes];
         for k in 0..targets {
-            count[h.candidates(TargetKey(k), v).as_slice()[0].index()] += 1.0;
+            count[h.candidates(TargetKey(k)).as_slice()[0].index()] += 1.0;
         }
         count
     }
@@ -298,31 +343,32 @@ mod tests {
         for (i, mib) in [16u64, 16, 8, 8].into_iter().enumerate() {
             v.set_capacity(NodeId(i as u32), mib << 20);
         }
-        let shares = firsts(&homes(&nodes), &v, 4, 30_000);
+        let shares = firsts(&synced(&nodes, &v), 4, 30_000);
         for (i, want) in [1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0, 1.0 / 6.0].into_iter().enumerate() {
             let got = shares[i] / 30_000.0;
-            assert!((got / want - 1.0).abs() < 0.05, "node {i}: {got} of the targets, not {want}");
+            // A ring of 128 points a node spreads shares by about ±1/√128 ≈ 9%.
+            assert!((got / want - 1.0).abs() < 0.15, "node {i}: {got} of the targets, not {want}");
         }
         nodes[3].weight = 2;
-        let shares = firsts(&homes(&nodes), &v, 4, 30_000);
-        assert!((shares[3] / shares[2] - 2.0).abs() < 0.15, "weight on top: {shares:?}");
+        let shares = firsts(&synced(&nodes, &v), 4, 30_000);
+        assert!((shares[3] / shares[2] - 2.0).abs() < 0.3, "weight on top: {shares:?}");
         let mut equal = Homes::new(Capacity::Ignored);
         equal.rebuild(&NodeState::uniform(4));
-        let shares = firsts(&equal, &v, 4, 30_000);
-        assert!(shares.iter().all(|s| (s / 7_500.0 - 1.0).abs() < 0.05), "{shares:?}");
+        equal.sync(&v);
+        let shares = firsts(&equal, 4, 30_000);
+        assert!(shares.iter().all(|s| (s / 7_500.0 - 1.0).abs() < 0.15), "{shares:?}");
         // A node that reports nothing counts as larder node's default cache.
         v.set_capacity(NodeId(0), 0);
-        let shares = firsts(&homes(&NodeState::uniform(4)), &v, 4, 30_000);
-        assert!((shares[0] / shares[1] - 4.0).abs() < 0.4, "{shares:?}");
+        let shares = firsts(&synced(&NodeState::uniform(4), &v), 4, 30_000);
+        assert!((shares[0] / shares[1] - 4.0).abs() < 0.8, "{shares:?}");
     }
 
     #[test]
     fn a_warming_node_takes_a_part_of_its_share() {
-        let h = homes(&NodeState::uniform(4));
         let mut v = LoadView::new(4);
         v.set_warmth(NodeId(2), 0.25);
-        let shares = firsts(&h, &v, 4, 30_000);
+        let shares = firsts(&synced(&NodeState::uniform(4), &v), 4, 30_000);
         let want = 0.25 / 3.25;
-        assert!((shares[2] / 30_000.0 / want - 1.0).abs() < 0.08, "{shares:?}");
+        assert!((shares[2] / 30_000.0 / want - 1.0).abs() < 0.3, "{shares:?}");
     }
 }

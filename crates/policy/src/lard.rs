@@ -12,13 +12,13 @@
 //! ```
 //!
 //! "Least loaded node" is LARD's single front-end. With [`crate::PlacementMode::Shared`] (the
-//! default) a new target goes where every router would put it ([`crate::home`]: its first
-//! candidate by weighted rendezvous on node names that holds it or has room) and an overloaded one moves to
-//! its next candidate, a holder of a copy first, so many routers keep one placement;
+//! default) it is the least loaded of the target's d candidates on a ring of node names,
+//! unless one of them reports holding it ([`crate::home`]), for a new target and for an
+//! overloaded one alike, so many routers keep one placement;
 //! [`crate::PlacementMode::PerRouter`] keeps the paper's rule, for comparison.
 //!
-//! A known target below T_high costs one table lookup; the O(n) scan for the least
-//! loaded node runs only for new targets and for targets on a node above T_high.
+//! A known target below T_high costs one table lookup; new targets and targets on a node
+//! above T_high cost O(d) when placement is shared, an O(n) scan per router.
 
 use crate::roster::{overloaded, Roster};
 use crate::table::TargetTable;
@@ -56,6 +56,7 @@ impl Policy for Lard {
     }
 
     fn pick(&mut self, target: &Target, view: &LoadView, _now: Nanos) -> Option<NodeId> {
+        self.roster.sync(view);
         let epoch = self.roster.epoch(view);
         let Some(placed) = self.table.get_mut(target.key) else {
             let (node, _) = self.roster.place(target.key, view, self.t_low, self.t_high)?;
@@ -78,14 +79,14 @@ impl Policy for Lard {
         if load <= self.t_high {
             return Some(*server);
         }
-        // Where it would go: the next candidate with room (below T_low), a holder of a
-        // copy first, when placement is shared; the least loaded node per router.
+        // Where it would go: a candidate below T_low holding a copy, else the least
+        // loaded candidate, when placement is shared; the least loaded node per router.
         let current = *server;
-        let (next, next_load) =
-            match self.roster.spill(target.key, view, self.t_low, |n| n == current) {
-                Some(next) => next,
-                None => self.roster.least_loaded(view)?,
-            };
+        let Some((next, next_load)) =
+            self.roster.spill(target.key, view, self.t_low, |n| n == current)
+        else {
+            return Some(current);
+        };
         if next != current && overloaded(load, next_load, self.t_low, self.t_high) {
             *server = next;
             self.reassignments += 1;

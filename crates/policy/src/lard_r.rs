@@ -88,11 +88,12 @@ impl LardR {
     fn pick_hot(&mut self, key: TargetKey, view: &LoadView, now: Nanos) -> Option<NodeId> {
         let epoch = self.roster.epoch(view);
         let cap = self.roster.eligible().len().min(CANDIDATES);
+        let (_, least) = self.roster.least_for(key, view)?;
         let set = self.table.get_mut(key)?;
         for _ in 0..2 {
             let want = set.heat.replicas().min(cap);
             if set.hot_set != want || set.epoch != epoch || set.servers.len() != want {
-                let candidates = self.roster.candidates(key, view)?;
+                let candidates = self.roster.candidates(key)?;
                 let servers = ServerSet::of(candidates.as_slice().get(..want)?)?;
                 let added = servers.iter().filter(|&n| !set.servers.contains(n)).count();
                 self.replications += added as u64;
@@ -106,7 +107,6 @@ impl LardR {
             if load <= self.t_high || want == cap {
                 return Some(node);
             }
-            let (_, least) = least_of(self.roster.eligible().iter().copied(), view)?;
             if !overloaded(load, least, self.t_low, self.t_high) {
                 return Some(node);
             }
@@ -122,6 +122,7 @@ impl Policy for LardR {
     }
 
     fn pick(&mut self, target: &Target, view: &LoadView, now: Nanos) -> Option<NodeId> {
+        self.roster.sync(view);
         let epoch = self.roster.epoch(view);
         let live = self.roster.eligible().len();
         let Some(set) = self.table.get_mut(target.key) else {
@@ -161,19 +162,26 @@ impl Policy for LardR {
         let (mut node, load) = least_of(set.servers.iter(), view)?;
         // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
         if load > self.t_high {
-            // The node to add: the next candidate with room (below T_low), a holder of a
-            // copy first, when placement is shared; the least loaded node per router.
+            // The node to add, when placement is shared: a candidate within T_high that
+            // reports holding a copy (a replica another router made, or one this router
+            // dropped), which joins whenever it is less loaded, as serving there costs no
+            // miss; else the least loaded candidate, by LARD/R's overload rule. So replicas
+            // add up across routers: what one router replicated, every router that finds
+            // the target's node busy uses. Per router: the least loaded node.
             let members = &set.servers;
-            let (add, add_load) =
-                match self.roster.spill(target.key, view, self.t_low, |n| members.contains(n)) {
-                    Some(next) => next,
-                    None => self.roster.least_loaded(view)?,
+            let spill = self.roster.spill(target.key, view, self.t_high, |n| members.contains(n));
+            if let Some((add, add_load)) = spill {
+                let held = view.holds(add, target.key) == Some(true);
+                let worth = match held {
+                    true => add_load < load,
+                    false => overloaded(load, add_load, self.t_low, self.t_high),
                 };
-            if overloaded(load, add_load, self.t_low, self.t_high) && !set.servers.contains(add) {
-                set.servers.insert(add);
-                set.changed_at = now;
-                self.replications += 1;
-                node = add;
+                if worth && !members.contains(add) {
+                    set.servers.insert(add);
+                    set.changed_at = now;
+                    self.replications += 1;
+                    node = add;
+                }
             }
         }
         if set.servers.len() > 1 && now.saturating_sub(set.changed_at) > self.shrink_after {
@@ -309,7 +317,7 @@ mod tests {
             let t = if i % 3 == 0 { hot } else { Target::from_key(100 + i % 50) };
             p.pick(&t, &v, i * SECOND / 400);
         }
-        let order = p.roster.candidates(hot.key, &v).unwrap();
+        let order = p.roster.candidates(hot.key).unwrap();
         let order = order.as_slice();
         assert_eq!(p.placement(&hot), order[..3].to_vec());
         let replications = p.stats().replications;

@@ -20,7 +20,8 @@
 //!   [`lard_r`], [`hacc`], [`class`].
 //! - [`ring`]: the consistent-hash ring on node names shared by [`hash`] and [`bounded`];
 //!   [`home`]: where a target this router has not placed goes, alike on every router
-//!   (weighted rendezvous on node names, weights and reported cache capacities).
+//!   (d candidates on a ring of node names weighed by weights and reported cache
+//!   capacities; the least loaded of them, or the one that holds the target).
 //! - shared by the placement policies: [`roster`] (eligible nodes, least-loaded selection
 //!   with rotating tie-breaks, LARD's overload test) and [`table`] (the target table,
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s

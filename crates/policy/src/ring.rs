@@ -51,13 +51,13 @@ pub struct HashRing {
     owners: Vec<NodeId>,
     /// `index[b]` is the first point whose top `bits` bits are `b` or more; one entry
     /// per bucket plus the end.
-    index: Vec<usize>,
+    index: Vec<u32>,
     bits: u32,
     /// Distinct nodes on the ring.
     nodes: usize,
 }
 
-/// At most 2^20 buckets (8 MiB of index), however many points.
+/// At most 2^20 buckets (4 MiB of index), however many points.
 const MAX_INDEX_BITS: u32 = 20;
 
 impl HashRing {
@@ -71,21 +71,30 @@ impl HashRing {
         // A node listed twice keeps its first entry (the sort is stable).
         eligible.sort_by_key(|n| n.id);
         eligible.dedup_by_key(|n| n.id);
-        self.nodes = eligible.len();
-        let mut pairs: Vec<(u64, NodeId)> = Vec::new();
         let ppw = f64::from(self.config.points_per_weight);
         let heaviest = eligible.iter().map(|n| f64::from(n.weight)).fold(0.0, f64::max);
         // When the cap binds, every node's points shrink by the same factor: capping each
         // node alone would give weights 2 and 1 (200 and 100 in the router's units) the
         // same 1,600 points, i.e. equal shares whatever the weights say.
         let scale = (f64::from(self.config.max_points_per_node) / (heaviest * ppw)).min(1.0);
-        for n in &eligible {
-            let count = ((f64::from(n.weight) * ppw * scale).round() as u64)
-                .min(u64::from(self.config.max_points_per_node))
-                .max(1);
+        let cap = u64::from(self.config.max_points_per_node);
+        let counted = eligible.iter().map(|n| {
+            let count = ((f64::from(n.weight) * ppw * scale).round() as u64).min(cap).max(1);
+            (n.id, n.name, count)
+        });
+        self.place_points(counted.collect::<Vec<_>>().into_iter());
+    }
+
+    /// Rebuild from nodes given as (id, name hash, number of points), each listed once:
+    /// for callers that weigh nodes by more than their configured weight ([`crate::home`]).
+    pub fn place_points(&mut self, nodes: impl Iterator<Item = (NodeId, u64, u64)>) {
+        let mut pairs: Vec<(u64, NodeId)> = Vec::new();
+        self.nodes = 0;
+        for (id, name, count) in nodes {
+            self.nodes += 1;
             // On the node's name, not its id: routers that list the nodes in another
             // order, or know them by other addresses, build the same ring.
-            pairs.extend((0..count).map(|r| (mix64(n.name ^ mix64(r ^ POINT_SALT)), n.id)));
+            pairs.extend((0..count).map(|r| (mix64(name ^ mix64(r ^ POINT_SALT)), id)));
         }
         pairs.sort_unstable();
         self.points = pairs.iter().map(|&(p, _)| p).collect();
@@ -100,9 +109,9 @@ impl HashRing {
             while first < self.points.len() && self.bucket_of(self.points[first]) < bucket {
                 first += 1;
             }
-            self.index.push(first);
+            self.index.push(first as u32);
         }
-        self.index.push(self.points.len());
+        self.index.push(self.points.len() as u32);
     }
 
     fn bucket_of(&self, position: u64) -> u64 {
@@ -132,10 +141,11 @@ impl HashRing {
             0
         } else {
             let bucket = self.bucket_of(position) as usize;
-            let (lo, hi) = (self.index[bucket], self.index[bucket + 1]);
+            let (lo, hi) = (self.index[bucket] as usize, self.index[bucket + 1] as usize);
             lo + self.points[lo..hi].partition_point(|&p| p < position)
         };
-        (0..len).map(move |i| self.owners[(start + i) % len])
+        let (before, after) = self.owners.split_at(start.min(len));
+        after.iter().chain(before).copied()
     }
 }
 

@@ -44,14 +44,15 @@ impl Roster {
     }
 
     /// Where a target this policy has not placed goes: in [`PlacementMode::Shared`] its
-    /// first candidate that holds it, or else that LARD would not call overloaded against
-    /// the least loaded node ([`Homes::choose`]); per router, the least loaded node.
+    /// first candidate that holds it and that LARD would not call overloaded against the
+    /// least loaded candidate, else the least loaded candidate ([`Homes::choose`]: the
+    /// power of d choices); per router, the least loaded node.
     ///
-    /// Shared placement tests a candidate with LARD's own overload rule, not a plain bound:
-    /// routers see loads at different moments, and a bound that the cluster's ordinary
-    /// load crosses now and then would send one new target to different nodes from
-    /// different routers. LARD's rule fires only on real imbalance (a node below T_low)
-    /// or real overload (2·T_high).
+    /// A holder is tested with LARD's own overload rule, not a plain bound: routers see
+    /// loads at different moments, and a bound that the cluster's ordinary load crosses
+    /// now and then would send one target to different nodes from different routers.
+    /// LARD's rule fires only on real imbalance (a candidate below T_low) or real overload
+    /// (2·T_high).
     pub fn place(
         &mut self,
         key: TargetKey,
@@ -61,8 +62,7 @@ impl Roster {
     ) -> Option<(NodeId, f64)> {
         match self.mode {
             PlacementMode::Shared | PlacementMode::SharedEqual => {
-                let (_, least) = least_of(self.eligible.iter().copied(), view)?;
-                let room = |load: f64| !overloaded(load, least, t_low, t_high);
+                let room = |load: f64, least: f64| !overloaded(load, least, t_low, t_high);
                 self.homes.choose(key, view, room, |_| false)
             }
             PlacementMode::PerRouter => self.least_loaded(view),
@@ -70,23 +70,41 @@ impl Roster {
     }
 
     /// Where `key` belongs now when placement is shared: its first candidate that LARD
-    /// would not call overloaded, whatever holds a copy (`None` per router, or with no
-    /// eligible node). A placement made before the candidates changed (a node joined or
-    /// came back, a capacity or warmth changed: [`Roster::epoch`]) moves there, so a node
-    /// that joins takes its share of the targets already placed, not only of new ones.
+    /// would not call overloaded against the least loaded candidate, whatever holds a copy
+    /// (`None` per router, or with no eligible node). A placement made before the
+    /// candidates changed (a node joined or came back, a capacity or warmth changed:
+    /// [`Roster::epoch`]) moves there, so a node that joins takes its share of the targets
+    /// already placed, not only of new ones.
     pub fn home(&self, key: TargetKey, view: &LoadView, t_low: f64, t_high: f64) -> Option<NodeId> {
         if !self.mode.is_shared() {
             return None;
         }
-        let (_, least) = least_of(self.eligible.iter().copied(), view)?;
-        let room = |load: f64| !overloaded(load, least, t_low, t_high);
+        let room = |load: f64, least: f64| !overloaded(load, least, t_low, t_high);
         self.homes.first_fit(key, view, room)
     }
 
     /// `key`'s candidates in the order every router computes ([`Homes::candidates`]),
     /// best first; `None` per router, where no such order is kept.
-    pub fn candidates(&self, key: TargetKey, view: &LoadView) -> Option<Candidates> {
-        self.mode.is_shared().then(|| self.homes.candidates(key, view))
+    pub fn candidates(&self, key: TargetKey) -> Option<Candidates> {
+        self.mode.is_shared().then(|| self.homes.candidates(key))
+    }
+
+    /// Bring the shared candidates up to date with the capacities and warmths `view`
+    /// reports (O(1) unless they changed): the first step of every pick.
+    pub fn sync(&mut self, view: &LoadView) {
+        if self.mode.is_shared() {
+            self.homes.sync(view);
+        }
+    }
+
+    /// The least loaded node to compare a node's load with (LARD's "∃ node: load <
+    /// T_low"): the least loaded of `key`'s candidates when placement is shared (a sample
+    /// of d, O(d)), the least loaded eligible node per router (O(nodes), the paper's rule).
+    pub fn least_for(&mut self, key: TargetKey, view: &LoadView) -> Option<(NodeId, f64)> {
+        match self.candidates(key) {
+            Some(candidates) => least_of(candidates.as_slice().iter().copied(), view),
+            None => self.least_loaded(view),
+        }
     }
 
     /// Changes so far to what shared first choices depend on (membership and weights
@@ -97,21 +115,22 @@ impl Roster {
     }
 
     /// Where load of an overloaded target goes, never to a node `skip` names: in
-    /// [`PlacementMode::Shared`] the first candidate below `t_low`, one that already holds
-    /// a copy before a new one; `None` per router, where the caller takes the least loaded
-    /// node as LARD does.
+    /// [`PlacementMode::Shared`] the first candidate below `holder_below` that already
+    /// holds a copy, else the least loaded candidate; per router the least loaded node, as
+    /// LARD does.
     pub fn spill(
-        &self,
+        &mut self,
         key: TargetKey,
         view: &LoadView,
-        t_low: f64,
+        holder_below: f64,
         skip: impl Fn(NodeId) -> bool,
     ) -> Option<(NodeId, f64)> {
         match self.mode {
             PlacementMode::Shared | PlacementMode::SharedEqual => {
-                self.homes.choose(key, view, |load| load < t_low, skip)
+                let room = |load: f64, _least: f64| load < holder_below;
+                self.homes.choose(key, view, room, skip)
             }
-            PlacementMode::PerRouter => None,
+            PlacementMode::PerRouter => self.least_loaded(view),
         }
     }
 
@@ -135,10 +154,10 @@ impl Roster {
     /// `node`'s fair share of the load: with shared placement its share of the weights the
     /// first choices follow ([`Homes::share`]), per router an equal share; 0 when it is
     /// not eligible.
-    pub fn share(&self, node: NodeId, view: &LoadView) -> f64 {
+    pub fn share(&self, node: NodeId) -> f64 {
         match self.mode {
             _ if !self.is_eligible(node) => 0.0,
-            PlacementMode::Shared | PlacementMode::SharedEqual => self.homes.share(node, view),
+            PlacementMode::Shared | PlacementMode::SharedEqual => self.homes.share(node),
             PlacementMode::PerRouter => 1.0 / self.eligible.len() as f64,
         }
     }

@@ -50,9 +50,9 @@ fn check(kind: PolicyKind, start: Vec<bool>, flips: Vec<usize>, mib: Vec<u64>) {
         let now = step as u64 + 1;
         let mut homes = Homes::new(Capacity::Weighed);
         homes.rebuild(&nodes(&present));
-        let old_candidates: Vec<Vec<NodeId>> = (0..TARGETS)
-            .map(|k| homes.candidates(target(k).key, &view).as_slice().to_vec())
-            .collect();
+        homes.sync(&view);
+        let old_candidates: Vec<Vec<NodeId>> =
+            (0..TARGETS).map(|k| homes.candidates(target(k).key).as_slice().to_vec()).collect();
         present[slot] = !present[slot];
         let changed = NodeId(slot as u32);
         p.membership(&nodes(&present), now);

@@ -1,7 +1,7 @@
-//! Flash crowds under `lard-r`: two routers, each seeing every other request of one
-//! stream and its own (different) loads, give a target that jumps to 30% of the requests
-//! the same replicas within a second, drop them once the crowd is gone, and leave steady
-//! Zipf traffic alone.
+//! Flash crowds under `lard-r`: two routers (and sixteen), each seeing its turn of the
+//! requests of one stream and its own (different) loads, give a target that jumps to 30%
+//! of the requests the same replicas within a second, drop them once the crowd is gone,
+//! and leave steady Zipf traffic alone.
 
 use policy::home::{Capacity, Homes};
 use policy::{build, LoadView, NodeId, NodeState, Policy, PolicyKind, PolicySpec, Target, SECOND};
@@ -62,10 +62,10 @@ impl Zipf {
     }
 }
 
-/// Two routers, their own loads, and the stream between them.
+/// Routers, their own loads, and the stream between them (request i to router i mod n).
 struct Cluster {
-    routers: [Box<dyn Policy>; 2],
-    views: [LoadView; 2],
+    routers: Vec<Box<dyn Policy>>,
+    views: Vec<LoadView>,
     rng: Rng,
     zipf: Zipf,
     request: u64,
@@ -76,9 +76,21 @@ const CROWD: u64 = TARGETS + 7;
 
 impl Cluster {
     fn new() -> Cluster {
+        Cluster::with_views(vec![view([3, 20, 0, 11]), view([18, 0, 9, 2])])
+    }
+
+    /// `n` routers, each with loads of its own (all below T_low).
+    fn many(n: usize) -> Cluster {
+        let mut rng = Rng(0x0bad_cafe_f00d_d00d);
+        let views =
+            (0..n).map(|_| view([0; NODES].map(|_: u32| (rng.unit() * 24.0) as u32))).collect();
+        Cluster::with_views(views)
+    }
+
+    fn with_views(views: Vec<LoadView>) -> Cluster {
         Cluster {
-            routers: [router(), router()],
-            views: [view([3, 20, 0, 11]), view([18, 0, 9, 2])],
+            routers: views.iter().map(|_| router()).collect(),
+            views,
             rng: Rng(0x1234_5678_9abc_def1),
             zipf: Zipf::new(),
             request: 0,
@@ -95,7 +107,7 @@ impl Cluster {
         while self.request < end {
             let now = self.now();
             let k = if self.rng.unit() < crowd { CROWD } else { self.zipf.draw(&mut self.rng) };
-            let r = (self.request % 2) as usize;
+            let r = (self.request % self.routers.len() as u64) as usize;
             let node = self.routers[r].pick(&target(k), &self.views[r], now).unwrap();
             assert!(node.index() < NODES);
             self.request += 1;
@@ -103,7 +115,13 @@ impl Cluster {
     }
 
     fn replicas(&self, k: u64) -> [Vec<NodeId>; 2] {
-        let mut sets = [0, 1].map(|r| self.routers[r].placement(&target(k)));
+        let sets = self.all_replicas(k);
+        [sets[0].clone(), sets[1].clone()]
+    }
+
+    /// Every router's set for `k`, sorted.
+    fn all_replicas(&self, k: u64) -> Vec<Vec<NodeId>> {
+        let mut sets: Vec<_> = self.routers.iter().map(|p| p.placement(&target(k))).collect();
         sets.iter_mut().for_each(|s| s.sort());
         sets
     }
@@ -123,8 +141,8 @@ fn both_routers_give_a_crowd_the_same_replicas_within_a_second_and_drop_them_aft
     // They are the target's first three candidates by name, whatever each router's loads.
     let mut homes = Homes::new(Capacity::Weighed);
     homes.rebuild(&NodeState::uniform(NODES));
-    let mut first =
-        homes.candidates(target(CROWD).key, &LoadView::new(NODES)).as_slice()[..3].to_vec();
+    homes.sync(&LoadView::new(NODES));
+    let mut first = homes.candidates(target(CROWD).key).as_slice()[..3].to_vec();
     first.sort();
     assert_eq!(a, first);
     // While it lasts, the crowd's requests go to its replicas on both routers.
@@ -144,6 +162,40 @@ fn both_routers_give_a_crowd_the_same_replicas_within_a_second_and_drop_them_aft
     let [a, b] = c.replicas(CROWD);
     assert_eq!((a.len(), b.len()), (1, 1), "{a:?} {b:?}");
     assert_eq!(a, b);
+}
+
+/// Sixteen routers, each seeing a sixteenth of the stream (250 requests a second, the
+/// crowd 75 of them: above the heat's 50 a second at every router). Each router estimates
+/// the crowd's share from its own few requests, so one whose estimate falls under a step
+/// takes one replica fewer, or (as a hot set only grows) one more ([`policy::heat`]):
+/// every set is a prefix of the same order, within one of the 3 the share calls for.
+#[test]
+fn sixteen_routers_give_a_crowd_prefixes_of_one_order_and_drop_them_alike() {
+    let mut c = Cluster::many(16);
+    c.run(3.0, 0.0);
+    assert!(c.all_replicas(CROWD).iter().all(Vec::is_empty));
+    let mut homes = Homes::new(Capacity::Weighed);
+    homes.rebuild(&NodeState::uniform(NODES));
+    homes.sync(&LoadView::new(NODES));
+    let order = homes.candidates(target(CROWD).key).as_slice().to_vec();
+    let prefix = |len: usize| {
+        let mut p = order[..len].to_vec();
+        p.sort();
+        p
+    };
+    for secs in [1.0, 2.0] {
+        c.run(secs, 0.3);
+        let sets = c.all_replicas(CROWD);
+        let three = sets.iter().filter(|s| **s == prefix(3)).count();
+        let near = |s: &Vec<NodeId>| (2..=4).any(|len| *s == prefix(len));
+        assert!(sets.iter().all(near), "{sets:?} not prefixes of {order:?}");
+        assert!(three >= 8, "most routers take the 3 replicas 30% calls for: {sets:?}");
+    }
+    // A trickle of 2.5 requests a second a router: each router hears the crowd is gone at
+    // its first request for it after 2 s below the line.
+    c.run(6.0, 0.01);
+    let sets = c.all_replicas(CROWD);
+    assert!(sets.iter().all(|s| s.len() == 1 && s[0] == sets[0][0]), "{sets:?}");
 }
 
 #[test]

@@ -119,6 +119,17 @@ fn sweep_runs_every_size_and_policy_and_prints_json_lines() {
     );
     let table = sim::table(&results, Some(1.0));
     assert_eq!(table.lines().filter(|l| l.starts_with("rr ")).count(), 6);
+    // A sweep of front-ends alone on one cluster size: the x axis is the front-ends.
+    let by_routers: Vec<_> = [1, 4]
+        .iter()
+        .map(|&routers| {
+            let config = sim::SimConfig { routers, ..rr(2, 10_000) };
+            sim.run(&config).unwrap()
+        })
+        .collect();
+    let svg = sim::throughput_svg(&by_routers, "t");
+    assert!(svg.contains("front-ends") && svg.contains("\n4\n"), "{svg}");
+    assert_eq!(svg.matches("<circle").count(), 2);
 }
 
 #[test]

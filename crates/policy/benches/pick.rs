@@ -1,0 +1,122 @@
+//! The cost of one pick against the size of the cluster:
+//! `cargo bench -p policy --bench pick [-- PICKS]` (default 2 M picks a measurement).
+//!
+//! A timing claim lives here, not in a test. For every policy, one pick is timed at 8,
+//! 100, 1,000 and 10,000 nodes over the same stream (Zipf(0.8) over 200,000 targets, so
+//! both new and known targets), with loads that move: each pick starts a request on its
+//! node and the request picked 30·nodes picks earlier finishes (about 30 in flight a
+//! node, between LARD's T_low and T_high). The sizes take turns, round after round (A B A
+//! B), and each prints its median over the rounds, so a neighbour's load on the machine
+//! falls on every size alike; the last column is the cost at 10,000 nodes over the cost
+//! at 8.
+//!
+//! The library reads no clock and prints nothing (`clippy.toml`); a benchmark of it must.
+#![allow(clippy::disallowed_types, clippy::disallowed_methods, clippy::disallowed_macros)]
+
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::time::Instant;
+
+use policy::{build, LoadView, NodeState, Policy, PolicyKind, PolicySpec, Target};
+
+const SIZES: [usize; 4] = [8, 100, 1_000, 10_000];
+const ROUNDS: usize = 5;
+const TARGETS: u64 = 200_000;
+
+/// xorshift64*: a fixed stream of numbers, the same on every run.
+struct Rng(u64);
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Target keys drawn Zipf(0.8) over [`TARGETS`] ranks.
+fn stream(picks: usize) -> Vec<Target> {
+    let mut sum = 0.0;
+    let cdf: Vec<f64> = (1..=TARGETS)
+        .map(|k| {
+            sum += (k as f64).powf(-0.8);
+            sum
+        })
+        .collect();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    (0..picks)
+        .map(|_| {
+            let u = rng.unit() * sum;
+            let rank = cdf.partition_point(|&c| c < u) as u64;
+            Target::from_key(rank.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        })
+        .collect()
+}
+
+/// Nanoseconds per pick of `kind` at `nodes` over `targets` (after the first pass, which
+/// fills the policy's table and is not timed).
+fn ns_per_pick(kind: PolicyKind, nodes: usize, targets: &[Target]) -> f64 {
+    let mut policy: Box<dyn Policy> = build(&PolicySpec::new(kind)).expect("a policy");
+    policy.membership(&NodeState::uniform(nodes), 0);
+    let mut view = LoadView::new(nodes);
+    let mut in_flight = VecDeque::with_capacity(30 * nodes + 1);
+    let mut run = |policy: &mut Box<dyn Policy>, view: &mut LoadView, from: u64| {
+        for (i, target) in targets.iter().enumerate() {
+            // 1 µs a pick: heat windows see a steady stream.
+            let now = (from + i as u64) * 1_000;
+            let node = policy.pick(target, view, now).expect("a node");
+            view.started(node);
+            in_flight.push_back(node);
+            if in_flight.len() > 30 * nodes {
+                let done = in_flight.pop_front().expect("in flight");
+                view.finished(done);
+            }
+            black_box(node);
+        }
+    };
+    run(&mut policy, &mut view, 0);
+    let start = Instant::now();
+    run(&mut policy, &mut view, targets.len() as u64);
+    start.elapsed().as_nanos() as f64 / targets.len() as f64
+}
+
+fn main() {
+    let picks = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(2_000_000);
+    let targets = stream(picks);
+    let kinds = [
+        PolicyKind::Rr,
+        PolicyKind::Wrr,
+        PolicyKind::Least,
+        PolicyKind::Hash,
+        PolicyKind::Bounded,
+        PolicyKind::Lard,
+        PolicyKind::LardR,
+        PolicyKind::Hacc,
+    ];
+    println!("ns per pick, median of {ROUNDS} rounds of {picks} picks (sizes in turn)");
+    println!("{:<8} {:>8} {:>8} {:>8} {:>8} {:>12}", "policy", 8, 100, 1000, 10000, "10000/8");
+    for kind in kinds {
+        let mut samples = vec![Vec::new(); SIZES.len()];
+        for _ in 0..ROUNDS {
+            for (i, &nodes) in SIZES.iter().enumerate() {
+                samples[i].push(ns_per_pick(kind, nodes, &targets));
+            }
+        }
+        let medians: Vec<f64> = samples
+            .iter_mut()
+            .map(|s| {
+                s.sort_by(f64::total_cmp);
+                s[s.len() / 2]
+            })
+            .collect();
+        println!(
+            "{:<8} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>12.2}",
+            kind.name(),
+            medians[0],
+            medians[1],
+            medians[2],
+            medians[3],
+            medians[3] / medians[0]
+        );
+    }
+}
