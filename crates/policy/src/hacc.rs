@@ -28,8 +28,8 @@
 //!
 //! With [`crate::PlacementMode::Shared`] (the default) a new top subtree goes where every
 //! router would put it ([`crate::home`]: a candidate by name that holds it, else the least
-//! loaded of its candidates) and a moved subtree goes to its first candidate with room,
-//! so routers that see alike traffic decide alike.
+//! loaded of its candidates by the nodes' reports) and a moved subtree goes to its first
+//! candidate with room, so routers that see alike traffic decide alike.
 //! [`crate::PlacementMode::PerRouter`] takes HACC's least loaded node for both.
 //!
 //! A request costs one table lookup per level of its path (at most [`crate::TREE_LEVELS`]).

@@ -2,11 +2,18 @@
 //!
 //! The caller owns the view. It counts requests in flight (it calls
 //! [`LoadView::started`] after a pick and [`LoadView::finished`] on completion) and folds
-//! in what nodes report (CPU and disk utilisation, as HACC's load monitor polled them).
-//! A policy reads one number per node, [`LoadView::load`], so the same policy works
-//! on in-flight counts alone (LARD's "active connections") or on reported metrics. It also
-//! keeps what each node says it holds ([`LoadView::holds`]), so routers that read the same
-//! reports see the same holders.
+//! in what nodes report (CPU and disk utilisation, as HACC's load monitor polled them, and
+//! the requests each node is answering for every router). A policy reads one number per
+//! node, [`LoadView::load`], so the same policy works on in-flight counts alone (LARD's
+//! "active connections") or on reported metrics. It also keeps what each node says it
+//! holds ([`LoadView::holds`]), so routers that read the same reports see the same holders.
+//!
+//! Two loads, for two kinds of decision. [`LoadView::load`] counts this router's own
+//! requests in flight: current, but each router has its own, so it serves the decisions a
+//! router may take alone (LARD's overload rule on a target it placed). [`LoadView::reported_load`]
+//! reads only what the nodes report: every router polls the same reports (up to one poll
+//! period apart), so a choice made on it (where a new target goes when placement is shared)
+//! comes out alike on every router.
 
 use std::sync::Arc;
 
@@ -41,6 +48,8 @@ pub struct NodeLoad {
     pub cpu_pct: f64,
     /// Reported disk utilisation in percent.
     pub disk_pct: f64,
+    /// Requests the node is answering by its own last report (for every router).
+    pub reported_in_flight: u32,
 }
 
 /// The least share a warming node takes, so it always gets some targets to warm on.
@@ -67,6 +76,9 @@ pub struct LoadView {
     /// Bumped whenever a capacity or a warmth changes, i.e. whenever shared first
     /// choices may have changed: placements made before are checked again.
     shares_epoch: u64,
+    /// True for a view of the nodes themselves (the simulator's count of every request
+    /// to each node): its in-flight counts are what the nodes report, always current.
+    counts_reported: bool,
 }
 
 impl LoadView {
@@ -84,6 +96,27 @@ impl LoadView {
             capacity: vec![0; n],
             warmth: vec![1.0; n],
             shares_epoch: 0,
+            counts_reported: false,
+        }
+    }
+
+    /// A view that counts every request to the nodes, so its counts are the nodes' own
+    /// reports as they happen (a simulator's view of the nodes; one front-end that reads
+    /// it reads exact reports).
+    pub fn of_nodes(n: usize) -> Self {
+        LoadView { counts_reported: true, ..Self::new(n) }
+    }
+
+    /// Become what a router knows after polling every node of `nodes` (a view made with
+    /// [`LoadView::of_nodes`]): their counts as reports, and as this router's own load
+    /// until its own picks and completions change it. O(nodes).
+    pub fn poll(&mut self, nodes: &LoadView) {
+        self.clone_from(nodes);
+        self.counts_reported = false;
+        if nodes.counts_reported {
+            for l in &mut self.nodes {
+                l.reported_in_flight = l.in_flight;
+            }
         }
     }
 
@@ -119,6 +152,17 @@ impl LoadView {
         let Some(l) = self.nodes.get(node.index()) else { return 0.0 };
         let w = &self.weights;
         l.in_flight as f64 * w.in_flight + l.cpu_pct * w.cpu + l.disk_pct * w.disk
+    }
+
+    /// The load by what `node` itself last reported (its requests in flight for every
+    /// router, its CPU and disk), by the same formula as [`LoadView::load`]: the same on
+    /// every router that polled the same report, so choices that routers must make alike
+    /// read this. Unknown ids read as idle.
+    pub fn reported_load(&self, node: NodeId) -> f64 {
+        let Some(l) = self.nodes.get(node.index()) else { return 0.0 };
+        let w = &self.weights;
+        let in_flight = if self.counts_reported { l.in_flight } else { l.reported_in_flight };
+        in_flight as f64 * w.in_flight + l.cpu_pct * w.cpu + l.disk_pct * w.disk
     }
 
     pub fn in_flight(&self, node: NodeId) -> u32 {
@@ -157,6 +201,12 @@ impl LoadView {
         let l = &mut self.nodes[node.index()];
         l.cpu_pct = cpu_pct;
         l.disk_pct = disk_pct;
+    }
+
+    /// Fold in the requests a node says it is answering (for every router).
+    pub fn report_in_flight(&mut self, node: NodeId, in_flight: u64) {
+        self.resize(node.index() + 1);
+        self.nodes[node.index()].reported_in_flight = u32::try_from(in_flight).unwrap_or(u32::MAX);
     }
 
     /// Fold in what a node says it holds, or that it says nothing (`None`).
@@ -255,5 +305,26 @@ mod tests {
         assert_eq!(v.in_flight(NodeId(1)), 0, "never below zero");
         assert_eq!(v.total_in_flight(), 0);
         assert_eq!(v.load(NodeId(7)), 0.0, "unknown ids read as idle");
+    }
+
+    #[test]
+    fn reported_load_reads_reports_only() {
+        let mut v = LoadView::with_weights(2, LoadWeights { in_flight: 1.0, cpu: 0.5, disk: 0.0 });
+        v.started(NodeId(0));
+        v.report(NodeId(0), 40.0, 0.0);
+        assert_eq!(v.reported_load(NodeId(0)), 20.0, "own requests are not reported ones");
+        v.report_in_flight(NodeId(0), 3);
+        assert_eq!(v.reported_load(NodeId(0)), 23.0);
+        assert_eq!(v.load(NodeId(0)), 21.0);
+        // A view of the nodes themselves counts what they report; a router polling it
+        // takes those counts as reports, and its own picks after as its own load.
+        let mut nodes = LoadView::of_nodes(2);
+        nodes.started(NodeId(1));
+        assert_eq!(nodes.reported_load(NodeId(1)), 1.0);
+        let mut router = LoadView::new(2);
+        router.poll(&nodes);
+        router.started(NodeId(1));
+        assert_eq!(router.reported_load(NodeId(1)), 1.0);
+        assert_eq!(router.load(NodeId(1)), 2.0);
     }
 }

@@ -15,9 +15,13 @@
 //! node does in its load report), every `report_delay` (200 ms when it is 0); a
 //! front-end sees a digest from its last poll.
 //!
+//! A front-end's view keeps the report apart from its own count
+//! ([`LoadView::reported_load`] against [`LoadView::load`]): shared first choices read
+//! the report only, as a real router's do.
+//!
 //! With one front-end, or no delay, every front-end's view is the exact count of
 //! requests in flight per node, and all of them read one shared view: one front-end
-//! runs exactly as the single front-end of the LARD paper's model.
+//! runs exactly as the single front-end of the LARD paper's model, its reports exact.
 
 use std::num::NonZeroU64;
 use std::sync::Arc;
@@ -68,13 +72,13 @@ impl FrontEnds {
         let name = routers[0].policy.name();
         let spreader = Spreader::new(spread, count, config.spread_seed);
         // Every node reports its cache capacity, as larder's nodes do.
-        let mut reported = LoadView::new(n);
+        let mut reported = LoadView::of_nodes(n);
         for i in 0..n {
             reported.set_capacity(NodeId(i as u32), config.caches.of(i));
         }
         for fe in &mut routers {
             if delay.is_some() {
-                fe.view.clone_from(&reported);
+                fe.view.poll(&reported);
             }
         }
         Ok(FrontEnds { routers, nodes: reported, delay, spreader, name })
@@ -100,7 +104,7 @@ impl FrontEnds {
             None => &self.nodes,
             Some(delay) => {
                 if now >= fe.next_poll {
-                    fe.view.clone_from(&self.nodes);
+                    fe.view.poll(&self.nodes);
                     fe.next_poll = fe.phase + ((now - fe.phase) / delay + 1) * delay.get();
                 }
                 &fe.view

@@ -120,16 +120,14 @@ fn placement_weighs_reported_capacity_and_hits_more_for_it() {
         for (node, n) in weighed.per_node.iter().enumerate() {
             let share = n.targets as f64 / targets as f64;
             let want = sizes[node] as f64 / (3 * MIB) as f64;
-            // Within 30%: new targets go to the least loaded candidate for its weight,
-            // so load, not hashing alone, spreads them (21% on a half-size
-            // node here, where hashing alone gave it its 17%).
+            // Within 30%: a new target goes to its least loaded candidate per unit of
+            // weight, so capacity weighs the load a node takes, and the targets it ends
+            // up with follow that load as well as the ring (a half-size node holds 21%
+            // of them here, hashing alone gave it 17%).
             assert!((share / want - 1.0).abs() < 0.3, "{kind} node {node}: {share} not ~{want}");
         }
-        // With the least loaded candidate for its weight, lard hits 58.8% weighed
-        // against 59.1% counting every cache alike: weighing no longer pays for lard
-        // here, so this only checks it costs under half a point.
         assert!(
-            weighed.hit_ratio > equal.hit_ratio - 0.005,
+            weighed.hit_ratio > equal.hit_ratio,
             "{kind}: {} vs {}",
             weighed.hit_ratio,
             equal.hit_ratio

@@ -130,6 +130,7 @@ impl Placement {
         at: Instant,
     ) -> Option<Flip> {
         self.view.report(node, report.cpu_pct, report.disk_pct);
+        self.view.report_in_flight(node, report.figures.in_flight);
         self.view.set_capacity(node, report.cache_capacity_bytes);
         if self.spec.placement.is_shared() {
             self.warmup.report(node, report.warmup);
