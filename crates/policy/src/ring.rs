@@ -45,16 +45,23 @@ impl Default for RingConfig {
 #[derive(Clone, Debug, Default)]
 pub struct HashRing {
     config: RingConfig,
-    /// Point positions, ascending.
-    points: Vec<u64>,
-    /// `owners[i]` owns `points[i]`.
-    owners: Vec<NodeId>,
+    /// Points by position, ascending, each with its owner beside it: a lookup then reads
+    /// one cache line of points, not one of positions and another of owners (at 10,000
+    /// nodes the ring is far larger than the CPU's caches).
+    points: Vec<Point>,
     /// `index[b]` is the first point whose top `bits` bits are `b` or more; one entry
     /// per bucket plus the end.
     index: Vec<u32>,
     bits: u32,
     /// Distinct nodes on the ring.
     nodes: usize,
+}
+
+/// A point on the ring and the node that owns it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Point {
+    position: u64,
+    owner: NodeId,
 }
 
 /// At most 2^20 buckets (4 MiB of index), however many points.
@@ -88,17 +95,17 @@ impl HashRing {
     /// Rebuild from nodes given as (id, name hash, number of points), each listed once:
     /// for callers that weigh nodes by more than their configured weight ([`crate::home`]).
     pub fn place_points(&mut self, nodes: impl Iterator<Item = (NodeId, u64, u64)>) {
-        let mut pairs: Vec<(u64, NodeId)> = Vec::new();
+        self.points.clear();
         self.nodes = 0;
-        for (id, name, count) in nodes {
+        for (owner, name, count) in nodes {
             self.nodes += 1;
             // On the node's name, not its id: routers that list the nodes in another
             // order, or know them by other addresses, build the same ring.
-            pairs.extend((0..count).map(|r| (mix64(name ^ mix64(r ^ POINT_SALT)), id)));
+            let points = (0..count).map(|r| mix64(name ^ mix64(r ^ POINT_SALT)));
+            self.points.extend(points.map(|position| Point { position, owner }));
         }
-        pairs.sort_unstable();
-        self.points = pairs.iter().map(|&(p, _)| p).collect();
-        self.owners = pairs.iter().map(|&(_, id)| id).collect();
+        // By position, ties to the lower id.
+        self.points.sort_unstable();
         // About two points per bucket; at least one bit so the shift below stays < 64.
         self.bits = (usize::BITS - self.points.len().leading_zeros()).saturating_sub(2);
         self.bits = self.bits.clamp(1, MAX_INDEX_BITS);
@@ -106,7 +113,8 @@ impl HashRing {
         self.index.clear();
         let mut first = 0;
         for bucket in 0..buckets as u64 {
-            while first < self.points.len() && self.bucket_of(self.points[first]) < bucket {
+            while first < self.points.len() && self.bucket_of(self.points[first].position) < bucket
+            {
                 first += 1;
             }
             self.index.push(first as u32);
@@ -136,16 +144,16 @@ impl HashRing {
     /// appears once per point it owns; allocation-free.
     pub fn walk(&self, key: TargetKey) -> impl Iterator<Item = NodeId> + '_ {
         let position = mix64(key.0 ^ KEY_SALT);
-        let len = self.owners.len();
+        let len = self.points.len();
         let start = if len == 0 {
             0
         } else {
             let bucket = self.bucket_of(position) as usize;
             let (lo, hi) = (self.index[bucket] as usize, self.index[bucket + 1] as usize);
-            lo + self.points[lo..hi].partition_point(|&p| p < position)
+            lo + self.points[lo..hi].partition_point(|p| p.position < position)
         };
-        let (before, after) = self.owners.split_at(start.min(len));
-        after.iter().chain(before).copied()
+        let (before, after) = self.points.split_at(start.min(len));
+        after.iter().chain(before).map(|p| p.owner)
     }
 }
 
@@ -216,7 +224,7 @@ mod tests {
             n.weight = w;
         }
         let r = ring(&nodes);
-        let points = |id| r.owners.iter().filter(|o| **o == NodeId(id)).count();
+        let points = |id| r.points.iter().filter(|p| p.owner == NodeId(id)).count();
         assert_eq!([points(0), points(1), points(2), points(3)], [1600, 1600, 800, 800]);
         let got = owners(&r, 60_000);
         let count = |id| got.iter().filter(|o| **o == Some(NodeId(id))).count() as f64;
@@ -230,8 +238,8 @@ mod tests {
             let r = ring(&NodeState::uniform(n));
             for k in 0..2_000u64 {
                 let position = mix64(k ^ KEY_SALT);
-                let start = r.points.partition_point(|&p| p < position) % r.points.len();
-                assert_eq!(r.primary(TargetKey(k)), Some(r.owners[start]));
+                let start = r.points.partition_point(|p| p.position < position) % r.points.len();
+                assert_eq!(r.primary(TargetKey(k)), Some(r.points[start].owner));
             }
         }
     }

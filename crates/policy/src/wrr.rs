@@ -4,9 +4,10 @@
 //! subtracts the total weight from it. Over a cycle of `total weight` picks each node gets
 //! exactly its weight, spread out evenly (weights 5, 1, 1 give `a a b a c a a`, not
 //! `a a a a a b c`), after which every score is back to zero. So the cycle is computed
-//! once per membership change and a pick is an array read; only when the cycle would be
-//! longer than [`WeightedRoundRobin::with_max_schedule`] allows are picks stepped live,
-//! in O(nodes).
+//! once per membership change and a pick is an array read; with equal weights the cycle
+//! is the nodes in order, however many. Only when unequal weights make the cycle longer
+//! than [`WeightedRoundRobin::with_max_schedule`] allows are picks stepped live, in
+//! O(nodes).
 
 use crate::{LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, Target};
 
@@ -94,7 +95,12 @@ impl Policy for WeightedRoundRobin {
         self.total = self.weights.iter().sum();
         self.schedule.clear();
         self.next = 0;
-        if usize::try_from(self.total).is_ok_and(|t| t <= self.max_schedule) {
+        if self.max_schedule > 0 && self.weights.iter().all(|&w| w == 1) {
+            // Equal weights (1 after the divisor): the cycle is the nodes in order (each
+            // step's tie goes to the earliest node not yet taken), one entry a node
+            // whatever their number, built without stepping.
+            self.schedule = self.nodes.clone();
+        } else if usize::try_from(self.total).is_ok_and(|t| t <= self.max_schedule) {
             let cycle: Vec<NodeId> = (0..self.total).filter_map(|_| self.step()).collect();
             self.schedule = cycle;
         }
@@ -136,6 +142,19 @@ mod tests {
         assert_eq!(picks(&mut p, 3), [0, 0, 0]);
         p.membership(&[], 0);
         assert_eq!(p.pick(&Target::from_key(0), &LoadView::new(0), 0), None);
+    }
+
+    #[test]
+    fn equal_weights_cycle_in_node_order_past_the_schedule_cap() {
+        // 7 nodes of weight 3 (1 after the divisor) need a cycle of 7 > 4 picks.
+        let mut capped = WeightedRoundRobin::with_max_schedule(4);
+        let mut live = WeightedRoundRobin::with_max_schedule(0);
+        capped.membership(&nodes(&[3; 7]), 0);
+        live.membership(&nodes(&[3; 7]), 0);
+        assert_eq!(capped.schedule.len(), 7);
+        let got = picks(&mut capped, 21);
+        assert_eq!(got, picks(&mut live, 21));
+        assert_eq!(got[..7], [0, 1, 2, 3, 4, 5, 6]);
     }
 
     proptest! {
