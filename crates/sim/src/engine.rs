@@ -190,6 +190,9 @@ struct Node {
     cpu: Server,
     disk: Server,
     cache: Box<dyn ByteCache<u32, ()>>,
+    /// The cache changed since its holdings were last published (a node whose cache did
+    /// not keeps its digest, and publishing costs nothing for it).
+    holdings_changed: bool,
     completed_in_window: u64,
     lookups: u64,
     hits: u64,
@@ -289,6 +292,7 @@ impl<'w> Simulator<'w> {
                 cache: config
                     .cache_kind
                     .build_with_hasher::<u32, (), _>(config.caches.of(i), FxBuildHasher),
+                holdings_changed: true,
                 completed_in_window: 0,
                 lookups: 0,
                 hits: 0,
@@ -323,7 +327,10 @@ impl<'w> Simulator<'w> {
                 let index = next;
                 next += 1;
                 if now >= next_publish {
-                    let caches = nodes.iter().map(|n| &*n.cache);
+                    let caches = nodes.iter_mut().map(|n| {
+                        let changed = std::mem::take(&mut n.holdings_changed);
+                        changed.then_some(&*n.cache)
+                    });
                     let version = now / publish_every;
                     front_ends.publish_holdings(crate::holdings::digests(caches, targets, version));
                     next_publish = (now / publish_every + 1) * publish_every;
@@ -336,6 +343,7 @@ impl<'w> Simulator<'w> {
                                 .cache_kind
                                 .build_with_hasher(config.caches.of(i), FxBuildHasher);
                             nodes[i].cache = empty;
+                            nodes[i].holdings_changed = true;
                         }
                         front_ends.membership(&churn.states(), now);
                     }
@@ -399,7 +407,9 @@ impl<'w> Simulator<'w> {
                     events.push(2 * f.node + 1, nd.disk.run(now, cost.disk), slot);
                 }
                 Stage::Disk => {
-                    nodes[f.node as usize].cache.insert(f.target, (), cost.size);
+                    let nd = &mut nodes[f.node as usize];
+                    nd.cache.insert(f.target, (), cost.size);
+                    nd.holdings_changed = true;
                     f.stage = Stage::Send;
                     let worker = Worker::Loop(f.node);
                     cpus.run(&mut nodes, worker, slot, cost.send_cpu, now, &mut events);

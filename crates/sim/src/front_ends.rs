@@ -146,10 +146,11 @@ impl FrontEnds {
         }
     }
 
-    /// Nodes publish what they hold (`digests[i]` for node i); each front-end sees it at
-    /// its next poll, as it sees the load.
-    pub(crate) fn publish_holdings(&mut self, digests: Vec<Option<wire::TargetDigest>>) {
-        for (i, digest) in digests.into_iter().enumerate() {
+    /// Nodes publish what they hold (`digests[i]` for node i, `None`: unchanged); each
+    /// front-end sees it at its next poll, as it sees the load.
+    pub(crate) fn publish_holdings(&mut self, digests: Vec<crate::holdings::Published>) {
+        let changed = digests.into_iter().enumerate().filter_map(|(i, d)| Some((i, d?)));
+        for (i, digest) in changed {
             let holdings = digest.map(|d| Arc::new(d) as Arc<dyn Holdings>);
             self.nodes.set_holdings(NodeId(i as u32), holdings);
         }

@@ -7,17 +7,23 @@ use cache::ByteCache;
 use policy::Target;
 use wire::TargetDigest;
 
-/// One digest per node: the keys (and subtrees) of the targets its cache holds; `None`
-/// for an empty cache. `targets[i]` is the target the cache knows as `i`.
+/// What one node publishes: `None` when its cache did not change since its last digest
+/// (which then stands), else its new digest (`None` within for an empty cache).
+pub(crate) type Published = Option<Option<TargetDigest>>;
+
+/// One digest per node whose cache changed (`None` for the others): the keys (and
+/// subtrees) of the targets its cache holds, `None` within for an empty cache.
+/// `targets[i]` is the target the cache knows as `i`.
 pub(crate) fn digests<'a>(
-    caches: impl Iterator<Item = &'a dyn ByteCache<u32, ()>>,
+    caches: impl Iterator<Item = Option<&'a dyn ByteCache<u32, ()>>>,
     targets: &[Target],
     version: u64,
-) -> Vec<Option<TargetDigest>> {
+) -> Vec<Published> {
     caches
         .map(|cache| {
+            let cache = cache?;
             if cache.is_empty() {
-                return None;
+                return Some(None);
             }
             let mut d = TargetDigest::with_capacity(2 * cache.len() as u64, version);
             cache.for_each_key(&mut |&i| {
@@ -27,7 +33,7 @@ pub(crate) fn digests<'a>(
                     d.insert(t.tree.0);
                 }
             });
-            Some(d)
+            Some(Some(d))
         })
         .collect()
 }
@@ -44,10 +50,11 @@ mod tests {
         a.insert(1, (), 1);
         a.insert(3, (), 1);
         let b: Lru<u32, ()> = Lru::new(10);
-        let caches: [&dyn ByteCache<u32, ()>; 2] = [&a, &b];
+        let caches: [Option<&dyn ByteCache<u32, ()>>; 3] = [Some(&a), Some(&b), None];
         let d = digests(caches.into_iter(), &targets, 5);
-        let first = d[0].as_ref().unwrap();
+        let first = d[0].as_ref().unwrap().as_ref().unwrap();
         assert!(first.contains(101) && first.contains(103) && !first.contains(100));
-        assert_eq!((first.version, d[1].is_none()), (5, true));
+        assert_eq!((first.version, d[1].as_ref().unwrap().is_none()), (5, true));
+        assert!(d[2].is_none(), "an unchanged cache publishes nothing");
     }
 }
