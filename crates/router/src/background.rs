@@ -71,7 +71,10 @@ async fn health_checks(cluster: Arc<Cluster>) {
     }
 }
 
-/// Holdings of a node whose reports stopped this many poll intervals ago are forgotten.
+/// Holdings of a node whose reports stopped this many poll intervals ago are forgotten,
+/// and never before a report could have timed out (`load.timeout_ms` and one poll more):
+/// a node whose report is slow on a busy host has not lost its cache, and forgetting its
+/// holdings would send its targets elsewhere on one router and not on another.
 const STALE_REPORTS: u32 = 5;
 
 /// HACC's poll of each node's own load report: every node marked `load_report`, every
@@ -86,7 +89,8 @@ async fn load_monitor(cluster: Arc<Cluster>) {
         let interval = load.poll;
         let targets: Vec<(NodeId, Arc<Upstream>)> = cluster.probe_targets(|n| n.load_report);
         let started = tokio::time::Instant::now();
-        cluster.forget_stale_reports(Instant::now(), STALE_REPORTS * interval);
+        let max_age = (STALE_REPORTS * interval).max(load.timeout + interval);
+        cluster.forget_stale_reports(Instant::now(), max_age);
         for (node, upstream) in targets {
             if !in_flight.lock().recover().insert(node) {
                 continue;
