@@ -52,6 +52,8 @@ pub(crate) struct Dispatch {
     /// Told to the node (`X-Larder-Target`), so its holdings digest names the target;
     /// only for policies that place targets.
     pub hint: Option<wire::TargetHint>,
+    /// Told to the node (`X-Larder-Peer`): the node to fill a miss from.
+    pub peer: Option<wire::PeerHint>,
 }
 
 pub(crate) struct Cluster {
@@ -133,7 +135,10 @@ impl Cluster {
         let picked = self.placement().pick(target, exclude, at)?;
         match self.upstream(picked.node) {
             Some(upstream) => {
-                Some(Dispatch { node: picked.node, name: picked.name, upstream, hint: picked.hint })
+                let peer =
+                    picked.peer.and_then(|n| self.upstream(n)).map(|u| wire::PeerHint(u.addr));
+                let (node, name, hint) = (picked.node, picked.name, picked.hint);
+                Some(Dispatch { node, name, upstream, hint, peer })
             }
             None => {
                 let failed =
