@@ -130,6 +130,30 @@ http {
 EOF
 }
 
+# start_nginx_site NGINX CONNECTIONS [HTTP_LINES [SERVER_LINES]]: nginx (one worker, files
+# under $work/nginx) serving $work/site on a free loopback port with `expires 1h`,
+# HTTP_LINES added to its http block and SERVER_LINES to its server; sets $origin_port
+# once it accepts.
+start_nginx_site() {
+    origin_port=$(free_port)
+    {
+        nginx_conf_head "$work/nginx" "$2"
+        cat <<EOF
+    ${3:-}
+    server {
+        listen 127.0.0.1:$origin_port;
+        root $work/site;
+        expires 1h;
+        ${4:-}
+    }
+}
+EOF
+    } >"$work/nginx/nginx.conf"
+    "$1" -c "$work/nginx/nginx.conf" -p "$work/nginx" 2>>"$work/nginx.err" &
+    pids+=($!)
+    wait_port "$origin_port"
+}
+
 # small_docroot: $work/www holding f.txt, a 1 KiB file.
 small_docroot() {
     mkdir -p "$work/www"

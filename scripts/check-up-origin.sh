@@ -29,21 +29,7 @@ for size in 1 700 4096 65537 300000 1048576; do
 done
 printf '<html>hello</html>\n' >"$work/site/index.html"
 
-origin_port=$(free_port)
-{
-    nginx_conf_head "$work/nginx" 256
-    cat <<EOF
-    server {
-        listen 127.0.0.1:$origin_port;
-        root $work/site;
-        expires 1h;
-    }
-}
-EOF
-} >"$work/nginx/nginx.conf"
-"$nginx" -c "$work/nginx/nginx.conf" -p "$work/nginx" 2>>"$work/nginx.err" &
-pids+=($!)
-wait_port "$origin_port"
+start_nginx_site "$nginx" 256
 
 router_port=$(free_port)
 # Job control for this one start: a background job of a script ignores SIGINT otherwise,

@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::child::{self, Group};
 use crate::cpu_time::cpu_seconds;
 use crate::error::{Context, Result};
-use crate::launcher::Launcher;
+use crate::launcher::{free_local_addresses, Launcher};
 use crate::load_report::{self, NodeCounters};
 use crate::probe;
 use wire::LOAD_REPORT_PATH;
@@ -40,7 +40,7 @@ pub fn start(
     deadline: Instant,
 ) -> Result<Option<Nodes>> {
     let content = [OsString::from("--docroot"), docroot.as_os_str().to_owned()];
-    start_serving(launcher, &content, specs, extra, deadline)
+    start_serving(launcher, &content, specs, extra, None, deadline)
 }
 
 /// Starts one node per spec caching in front of `origins` (each given as `--origin`, in
@@ -54,7 +54,21 @@ pub fn start_caching(
 ) -> Result<Option<Nodes>> {
     let content: Vec<OsString> =
         origins.iter().flat_map(|o| [OsString::from("--origin"), OsString::from(o)]).collect();
-    start_serving(launcher, &content, specs, extra, deadline)
+    // Each node's address is chosen before any starts, so every node can be told the
+    // others' (its peers, which alone it may fill a miss from).
+    let picked = free_local_addresses(specs.len())?;
+    let mut listen = Vec::with_capacity(specs.len());
+    for (i, addr) in picked.into_iter().enumerate() {
+        listen.push(launcher.address_on(&node_name(i), addr)?);
+    }
+    let mut extra = extra.to_vec();
+    extra.extend(listen.iter().flat_map(|a| ["--peer".to_string(), a.to_string()]));
+    start_serving(launcher, &content, specs, &extra, Some(&listen), deadline)
+}
+
+/// The name of the `i`th node started (from 0).
+fn node_name(i: usize) -> String {
+    format!("n{}", i + 1)
 }
 
 /// Starts one node per spec told what to serve by `content` (its flags).
@@ -63,6 +77,7 @@ fn start_serving(
     content: &[OsString],
     specs: &[NodeSpec],
     extra: &[String],
+    listen: Option<&[SocketAddr]>,
     deadline: Instant,
 ) -> Result<Option<Nodes>> {
     let signals = launcher.signals.clone();
@@ -72,8 +87,9 @@ fn start_serving(
     };
     let any = SocketAddr::from(([127, 0, 0, 1], 0));
     for (i, spec) in specs.iter().enumerate() {
-        let name = format!("n{}", i + 1);
-        let node = spawn(launcher, content, spec, extra, &name, any)?;
+        let name = node_name(i);
+        let at = listen.and_then(|l| l.get(i).copied()).unwrap_or(any);
+        let node = spawn(launcher, content, spec, extra, &name, at)?;
         nodes.group.children.push(node);
     }
     for node in &mut nodes.group.children {

@@ -289,6 +289,8 @@ impl UpConfig {
         }
         c.listen = self.listen;
         c.node_header = true;
+        // Caching nodes are told each other's addresses: a replica fills from the first.
+        c.peer_fill |= !self.origins.is_empty();
         c.mapping.host_in_key |= self.host_in_key;
         Ok(c)
     }

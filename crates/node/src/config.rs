@@ -126,6 +126,9 @@ impl Config {
             if o.timeout.is_zero() {
                 return Err(ConfigError::Zero("origin timeout"));
             }
+            if o.peer_timeout.is_zero() {
+                return Err(ConfigError::Zero("peer timeout"));
+            }
             if o.max_head_bytes == 0 || o.max_head_fields == 0 {
                 return Err(ConfigError::Zero("origin max_head_bytes and max_head_fields"));
             }

@@ -38,6 +38,14 @@ pub struct Flags {
     /// the target succeeded on another node); repeat for each router. Others get 403.
     #[arg(long = "invalidate-from", value_name = "IP")]
     pub invalidate_from: Vec<std::net::IpAddr>,
+    /// Address (ip:port) of another caching node of the cluster; repeat for each (this
+    /// node's own address may be listed too). A miss on a URL that a router says another
+    /// node holds or is filling (larder route names that node on requests it sends a
+    /// replica) is filled from that node, coalesced, instead of from the origin, so a
+    /// replicated URL costs the origin one fetch cluster-wide. Only listed nodes are ever
+    /// asked. larder up passes its nodes.
+    #[arg(long = "peer", value_name = "ADDR")]
+    pub peers: Vec<std::net::SocketAddr>,
     /// The caching settings of a node in front of an origin.
     #[command(flatten)]
     pub cache: crate::origin_flags::OriginFlags,
@@ -162,6 +170,7 @@ impl Flags {
             let mut o = crate::origin::OriginConfig::new(origins);
             self.cache.apply(&mut o);
             o.invalidate_from = self.invalidate_from;
+            o.peers = self.peers;
             cfg.origin = Some(o);
         }
         cfg.cache_bytes = self.cache_mb << 20;

@@ -66,6 +66,11 @@ pub struct OriginFlags {
     /// for body bytes after it; 504 Gateway Timeout when exceeded before the head.
     #[arg(long, default_value_t = 10_000)]
     pub origin_timeout_ms: u64,
+    /// Milliseconds a fill from another node of the cluster (a peer a router names for a
+    /// replica) may take to connect and answer, and each wait for body bytes after it;
+    /// beyond it, or when the peer fails or refuses, the miss is filled from the origin.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub origin_peer_timeout_ms: u64,
     /// Idle keep-alive connections kept open per origin.
     #[arg(long, default_value_t = 32)]
     pub origin_max_idle: usize,
@@ -87,6 +92,7 @@ impl OriginFlags {
         o.defaults.heuristic_max = Duration::from_secs(self.origin_heuristic_max_secs);
         o.defaults.stale_while_revalidate = Duration::from_secs(self.origin_grace);
         o.timeout = Duration::from_millis(self.origin_timeout_ms);
+        o.peer_timeout = Duration::from_millis(self.origin_peer_timeout_ms);
         o.max_idle_per_origin = self.origin_max_idle;
         o.max_head_bytes = self.origin_max_head_kb << 10;
         o.max_head_fields = self.origin_max_head_fields;
@@ -100,7 +106,7 @@ impl OriginFlags {
         let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
             v().map_or_else(String::new, |p| p.get_name().to_string())
         };
-        let pairs: [(&str, String); 13] = [
+        let pairs: [(&str, String); 14] = [
             ("--origin-set-cookie", name(&|| self.origin_set_cookie.to_possible_value())),
             ("--origin-host", name(&|| self.origin_host.to_possible_value())),
             ("--origin-uncacheable-secs", self.origin_uncacheable_secs.to_string()),
@@ -111,6 +117,7 @@ impl OriginFlags {
             ("--origin-targeted-cache-control", self.origin_targeted_cache_control.to_string()),
             ("--origin-grace", self.origin_grace.to_string()),
             ("--origin-timeout-ms", self.origin_timeout_ms.to_string()),
+            ("--origin-peer-timeout-ms", self.origin_peer_timeout_ms.to_string()),
             ("--origin-max-idle", self.origin_max_idle.to_string()),
             ("--origin-max-head-kb", self.origin_max_head_kb.to_string()),
             ("--origin-max-head-fields", self.origin_max_head_fields.to_string()),

@@ -138,6 +138,7 @@ impl NodeState {
         let origin_named = self.origin.as_ref().map_or_else(Vec::new, |o| o.upstream.store.named());
         let origin_changes = self.origin.as_ref().map_or(0, |o| o.upstream.store.changes());
         let origin_count = |f: fn(&crate::origin::OriginCounters) -> u64| origin.map_or(0, f);
+        let peer_fills = self.origin.as_ref().map_or((0, 0), OriginState::peer_fills);
         let load = wire::LoadReport {
             in_flight: c.in_flight.get(),
             open_connections: c.open_connections.get(),
@@ -158,6 +159,8 @@ impl NodeState {
             origin_fetches: origin_count(|c| c.fetches.get()),
             origin_bytes: origin_count(|c| c.bytes.get()),
             origin_errors: origin_count(|c| c.errors.get()),
+            peer_fills: peer_fills.0,
+            peer_fill_failures: peer_fills.1,
             uptime_ms: self.started.elapsed().as_millis() as u64,
         };
         NodeReport {

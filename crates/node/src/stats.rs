@@ -188,6 +188,16 @@ impl NodeReport {
             one(l.origin_bytes),
         );
         e.counter("larder_node_origin_errors", "Origin fetches that failed.", one(l.origin_errors));
+        e.counter(
+            "larder_node_peer_fills",
+            "Cache misses filled from another node instead of an origin.",
+            one(l.peer_fills),
+        );
+        e.counter(
+            "larder_node_peer_fill_failures",
+            "Fills from another node that failed, filled from an origin instead.",
+            one(l.peer_fill_failures),
+        );
         e.counter("larder_node_sent_bytes", "Response bytes sent.", one(self.bytes_sent));
         e.counter(
             "larder_node_header_timeouts",

@@ -54,6 +54,12 @@ pub struct RouterConfig {
     /// serves the old object. Off for back-ends that cache nothing (they would answer
     /// each such request 404 or 405). Default is on.
     pub invalidate_nodes: bool,
+    /// On a request the policy sends to a replica of a target (lard-r's server set beyond
+    /// its first node), name that first node to the replica (`X-Larder-Peer`), so a
+    /// caching node that misses fills from the node holding or filling the target before
+    /// the origin. For caching nodes told each other's addresses (`larder node --peer`);
+    /// other back-ends ignore the field. Default is off.
+    pub peer_fill: bool,
     /// The networks whose clients may send `PURGE` on the traffic listener (others get
     /// 403): a purge empties caches, so not every client may. Default is loopback
     /// (`127.0.0.0/8`, `::1/128`). The admin listener's `/purge` is guarded by where that
@@ -87,6 +93,7 @@ impl Default for RouterConfig {
             via: "larder".to_string(),
             access_log: None,
             invalidate_nodes: true,
+            peer_fill: false,
             purge_from: IpNetwork::loopback(),
             nodes: Vec::new(),
             policy: PolicyConfig::default(),

@@ -585,6 +585,9 @@ impl<S: ClientIo> Connection<S> {
             // The target, last before the blank line, so the node's holdings name it.
             self.out.truncate(self.out.len() - 2);
             hint.write_field(&mut self.out);
+            if let Some(peer) = &dispatch.peer {
+                wire::PeerHint(peer.addr).write_field(&mut self.out);
+            }
             self.out.extend_from_slice(b"\r\n");
         }
         let plan = BodyPlan {

@@ -71,6 +71,11 @@ pub struct Overrides {
     /// This router's name in X-Larder-Router [default: router-PID, its process id].
     #[cfg_attr(feature = "clap", arg(long))]
     pub name: Option<String>,
+    /// Name the first node of a target's server set on requests sent to its other nodes
+    /// (X-Larder-Peer), so caching nodes told each other's addresses (larder node --peer)
+    /// fill a miss from the node holding the target before the origin.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub peer_fill: bool,
     /// Bind --listen with SO_REUSEPORT, so several routers share the address.
     #[cfg_attr(feature = "clap", arg(long))]
     pub reuseport: bool,
@@ -149,6 +154,7 @@ impl Overrides {
             c.name.clone_from(&self.name);
         }
         c.reuseport |= self.reuseport;
+        c.peer_fill |= self.peer_fill;
         if self.access_log.is_some() {
             c.access_log.clone_from(&self.access_log);
         }

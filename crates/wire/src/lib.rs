@@ -16,6 +16,8 @@
 //! - [`percent`]: hex digits and `%XX` escapes, decoded and written.
 //! - [`target_hint`]: [`TargetHint`], the `X-Larder-Target` field a router adds to each
 //!   request it sends, so a node knows which target (and subtree) a body belongs to.
+//! - [`peer_fill`]: [`PeerHint`], the `X-Larder-Peer` field naming the node a replica
+//!   fills a target from, and the mark of a node's request to a peer.
 //! - [`target_digest`]: [`TargetDigest`], the Bloom filter of those targets a node's load
 //!   report carries, so every router sees the same holders of a target.
 //! - [`latency`]: [`LatencyHistogram`], request times in fixed buckets, counted by router
@@ -41,6 +43,7 @@ pub mod exposition;
 pub mod invalidation;
 pub mod latency;
 pub mod load_report;
+pub mod peer_fill;
 pub mod percent;
 pub mod purge;
 pub mod ready;
@@ -56,6 +59,7 @@ pub use invalidation::{
 };
 pub use latency::{LatencyHistogram, LATENCY_BOUNDS_SECONDS};
 pub use load_report::{LoadReport, LOAD_REPORT_PATH};
+pub use peer_fill::{PeerHint, PEER_FILL_FIELD, PEER_FILL_HEADER, PEER_HEADER};
 pub use purge::{PurgeReport, PurgeRequest, PURGE_HEADER, PURGE_METHOD};
 pub use ready::{NodeReady, RouterReady};
 pub use router_stats::RouterStats;

@@ -51,6 +51,12 @@ pub struct LoadReport {
     /// stood in for).
     #[serde(default)]
     pub origin_errors: u64,
+    /// Misses a caching node filled from a peer node instead of from an origin.
+    #[serde(default)]
+    pub peer_fills: u64,
+    /// Misses whose peer failed, refused or was too slow, filled from an origin instead.
+    #[serde(default)]
+    pub peer_fill_failures: u64,
     /// Milliseconds since the node started (0: not said). Routers see a restart when it
     /// goes back, and let a node that joined or restarted warm up.
     #[serde(default)]

@@ -1,7 +1,7 @@
 //! Where the origins are and the limits of talking to them, with safe defaults.
 
 use super::freshness::Defaults;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 /// One origin, from an `http://host:port[/base]` URL.
@@ -132,6 +132,14 @@ pub struct OriginConfig {
     /// routers in front of this node. Anyone else could empty the cache at will, so the
     /// default is none (loopback only).
     pub invalidate_from: Vec<IpAddr>,
+    /// The other nodes of the cluster (their listening addresses): the only ones a miss
+    /// may be filled from when a router names one (`wire::PeerHint`) — never an address
+    /// a request alone names. Default is none (every miss goes to the origin).
+    pub peers: Vec<SocketAddr>,
+    /// Bound on a fill from a peer, from connect to its response head and for each wait
+    /// for body bytes after it; beyond it the miss is filled from the origin (what a
+    /// peer already sent is kept when the origin's copy is the same). Default is 1 s.
+    pub peer_timeout: Duration,
 }
 
 impl OriginConfig {
@@ -158,6 +166,8 @@ impl OriginConfig {
             host: OriginHost::Origin,
             uncacheable_for: Duration::from_secs(120),
             invalidate_from: Vec::new(),
+            peers: Vec::new(),
+            peer_timeout: Duration::from_secs(1),
         }
     }
 

@@ -7,13 +7,14 @@
 //! origin set (`Set-Cookie` is never stored, or stored without the cookies).
 
 use super::body::OriginBody;
-use super::client::OriginHead;
+use super::client::{OriginClient, OriginHead};
 use super::config::SetCookie;
 use super::conn::OriginCounters;
 use super::cookies::split_off_cookies;
 use super::fields::{end_to_end, forwarded, update, Field};
 use super::filling::Filling;
 use super::freshness::{decide, Exchange, Freshness, NotStorable};
+use super::resume::Resume;
 use super::site;
 use super::store::Stored;
 use super::upstream::Upstream;
@@ -115,16 +116,19 @@ const NOT_FORWARDED: &[&str] = &[
     "if-modified-since",
     "if-unmodified-since",
     "via",
+    "x-larder-peer",
+    "x-larder-peer-fill",
 ];
 
-/// Fetch the target of `req`, stored under `target` (its key: `site.rs`); `stale` is the
-/// stored copy that may be revalidated.
+/// Fetch the target of `req`, stored under `target` (its key: `site.rs`), from `peer`
+/// when one is given and answers, else from the origin; `stale` is the stored copy that
+/// may be revalidated.
 pub async fn fetch(
     up: &Upstream,
     max_cached: u64,
     req: &RequestHead,
     target: &str,
-    stale: Option<Arc<Stored>>,
+    (stale, peer): (Option<Arc<Stored>>, Option<&OriginClient>),
 ) -> Fetched {
     let mut fields = forwarded(req, NOT_FORWARDED);
     if let Some(s) = &stale {
@@ -133,12 +137,25 @@ pub async fn fetch(
     }
     let request_time = SystemTime::now();
     let host = site::host_to_send(up.config.host, req);
-    let (mut head, body) = match up.client.get(&req.target, host, &fields).await {
-        Ok(r) => r,
-        Err(e) => return Fetched::shared(Outcome::Failed(e.status(), e.to_string().into())),
+    let from_peer = match peer {
+        Some(p) => up.peers.get(p, target, (&req.target, host), &fields).await,
+        None => None,
+    };
+    let (mut head, body, resume) = match from_peer {
+        Some((head, body)) => {
+            let len = body.declared_len().unwrap_or(0);
+            let client = Rc::clone(&up.client);
+            let resume = Resume::new(client, (&req.target, host), &head.fields, len);
+            (head, body, resume)
+        }
+        None => match up.client.get(&req.target, host, &fields).await {
+            Ok((head, body)) => (head, body, None),
+            Err(e) => return Fetched::shared(Outcome::Failed(e.status(), e.to_string().into())),
+        },
     };
     let interim = std::mem::take(&mut head.interim);
-    let fetched = answer(up, max_cached, req, target, stale, (request_time, head, body)).await;
+    let fetched =
+        answer(up, max_cached, req, target, stale, (request_time, head, (body, resume))).await;
     Fetched { interim, ..fetched }
 }
 
@@ -150,7 +167,11 @@ async fn answer(
     req: &RequestHead,
     target: &str,
     stale: Option<Arc<Stored>>,
-    (request_time, head, mut body): (SystemTime, OriginHead, OriginBody),
+    (request_time, head, (mut body, resume)): (
+        SystemTime,
+        OriginHead,
+        (OriginBody, Option<Resume>),
+    ),
 ) -> Fetched {
     let response_time = SystemTime::now();
     let (kept, cookies) = match up.config.set_cookie {
@@ -223,7 +244,7 @@ async fn answer(
             fields: kept,
             body: Arc::from(&[][..]),
         });
-        let fill = Filling::start(&up.store, &up.fills, target, meta, len, body);
+        let fill = Filling::start(&up.store, &up.fills, target, meta, len, (body, resume));
         return with_cookies(Outcome::Filling(fill));
     }
     let mut data = Vec::new();

@@ -5,6 +5,7 @@
 //! length up to the cacheable size fill this way, so memory stays bounded by that size.
 
 use super::body::OriginBody;
+use super::resume::Resume;
 use super::store::{ObjectStore, Stored};
 use http1::RequestHead;
 use std::cell::RefCell;
@@ -35,14 +36,15 @@ impl std::fmt::Debug for Filling {
 
 impl Filling {
     /// Start filling `meta` from `body` in a task of its own, in `fills` under `target`
-    /// until it ends; put in `store` under `target` once complete.
+    /// until it ends; put in `store` under `target` once complete. When `body` fails
+    /// mid-way (a peer that died or stalled), the rest comes from `resume` if given.
     pub fn start(
         store: &Rc<ObjectStore>,
         fills: &Rc<Fills>,
         target: &str,
         meta: Arc<Stored>,
         len: u64,
-        body: OriginBody,
+        (body, resume): (OriginBody, Option<Resume>),
     ) -> Rc<Filling> {
         let fill = Rc::new(Filling {
             meta,
@@ -55,7 +57,7 @@ impl Filling {
         let (store, fills) = (Rc::clone(store), Rc::clone(fills));
         let (target, task_fill) = (target.to_string(), Rc::clone(&fill));
         tokio::task::spawn_local(async move {
-            let result = task_fill.read(body).await;
+            let result = task_fill.read(body, resume).await;
             // An invalidation meanwhile forgot the fill: its body is no longer the target's.
             let current = fills.end(&target, &task_fill);
             if result.is_ok() && current {
@@ -79,10 +81,17 @@ impl Filling {
         fill
     }
 
-    async fn read(&self, mut body: OriginBody) -> Result<(), Arc<str>> {
+    async fn read(&self, mut body: OriginBody, mut resume: Option<Resume>) -> Result<(), Arc<str>> {
+        // Bytes of the current body already had (a resumed whole copy repeats them).
+        let mut skip = 0usize;
         loop {
             match body.next().await {
-                Ok(Some(piece)) => {
+                Ok(Some(mut piece)) => {
+                    if skip > 0 {
+                        let n = skip.min(piece.len());
+                        piece.drain(..n);
+                        skip -= n;
+                    }
                     let mut data = self.data.borrow_mut();
                     if data.len() + piece.len() > self.len as usize {
                         return Err("origin sent more than its Content-Length".into());
@@ -91,8 +100,16 @@ impl Filling {
                     drop(data);
                     self.grew.notify_waiters();
                 }
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(e.to_string().into()),
+                Ok(None) if self.data.borrow().len() as u64 == self.len => return Ok(()),
+                Ok(None) => return Err("the body ended short of its length".into()),
+                Err(e) => {
+                    let Some(r) = resume.take() else { return Err(e.to_string().into()) };
+                    let from = self.data.borrow().len();
+                    let (rest, repeated) =
+                        r.rest(from as u64).await.map_err(|why| format!("{e}; {why}"))?;
+                    body = rest;
+                    skip = repeated as usize;
+                }
             }
         }
     }

@@ -40,8 +40,9 @@ pub(super) fn refresh(node: &Rc<NodeState>, target: &str, req: &RequestHead, sta
         let max_cached = node.config.max_cached_file_bytes;
         // What the fetch stores is the refresh; nobody is answered from this task, so the
         // fetching client's own part (cookies, an uncacheable answer) is dropped.
-        let work =
-            async { fetch(&origin.upstream, max_cached, &req, &target, Some(stale)).await.outcome };
+        let work = async {
+            fetch(&origin.upstream, max_cached, &req, &target, (Some(stale), None)).await.outcome
+        };
         let _ = origin.fetching.run(&target, work).await;
     });
 }

@@ -22,6 +22,10 @@
 //!   `grace.rs`: a stale copy served within its `stale-while-revalidate` window while one
 //!   background fetch refreshes it;
 //!   `partial.rs`: which byte range of a stored response a request gets (206, 416).
+//! - `peers.rs`: a miss filled from another node of the cluster that a router names
+//!   (only configured nodes, never again from a peer when the request is itself a peer
+//!   fill); `resume.rs`: the rest of a body whose peer failed mid-way, from the origin,
+//!   only when the origin's copy is the same.
 //! - `pass.rs`: a request of any other method (POST, PUT, DELETE, …) passed to the origin
 //!   with its body streamed, the response relayed to that client alone and never stored;
 //!   `invalidate.rs`: what a successful unsafe request drops (RFC 9111 §4.4), and the
@@ -44,7 +48,9 @@ mod hit_for_miss;
 mod invalidate;
 mod partial;
 mod pass;
+mod peers;
 mod relay;
+mod resume;
 mod serve;
 mod site;
 mod state;

@@ -1,14 +1,17 @@
 //! One request through a caching node: fresh from the store, else a stale copy within its
 //! grace (served at once, refreshed in the background: `grace.rs`), else the body already
 //! arriving for the target, else one fetch for all concurrent requests for the target
-//! (`single_flight`), then the answer: the shared stored or filling response, this request's own (uncacheable or relayed) response, a stale copy
-//! standing in for a failed origin, or 502/504 with the reason.
+//! (`single_flight`; from a peer node first when a router names one: `peers.rs`), then
+//! the answer: the shared stored or filling response, this request's own (uncacheable or
+//! relayed) response, a stale copy standing in for a failed origin, or 502/504 with the
+//! reason.
 
 use super::fetch::{fetch, Fetched, How, Outcome, Own};
 use super::fields::{end_to_end, first, Field};
 use super::filling::Filling;
 use super::grace;
 use super::partial::{range_of, ranged, validators};
+use super::peers::Peers;
 use super::relay::{Relay, Source};
 use super::site;
 use super::state::OriginState;
@@ -69,7 +72,17 @@ pub async fn serve(
         return to.filling(&fill, out);
     }
     let max_cached = node.config.max_cached_file_bytes;
-    let alone = || fetch(&origin.upstream, max_cached, req, target, cached.clone());
+    // A cold miss a router says another node holds or is filling is filled from it first.
+    let peers = &origin.upstream.peers;
+    let peer = if cached.is_none() { peers.named(req) } else { None };
+    let alone = || fetch(&origin.upstream, max_cached, req, target, (cached.clone(), peer));
+    // Another node's peer fill never waits for a fetch here that waits on a peer: that
+    // peer could be the node asking (two nodes naming each other).
+    let fetching = if Peers::is_peer_fill(req) && peers.is_waiting(target) {
+        &origin.fetching_for_peers
+    } else {
+        &origin.fetching
+    };
     let (mut outcome, mut mine) = if origin.upstream.hit_for_miss.is_marked(target, now) {
         // The last response for this target was not shareable: no queueing behind a
         // fetch whose answer this request most likely could not use.
@@ -82,7 +95,7 @@ pub async fn serve(
             *mine.borrow_mut() = m;
             outcome
         };
-        let outcome = origin.fetching.run(target, work).await;
+        let outcome = fetching.run(target, work).await;
         (outcome, mine.into_inner())
     };
     let usable = match &outcome {

@@ -7,6 +7,7 @@ use super::config::OriginConfig;
 use super::conn::OriginCounters;
 use super::fetch::Outcome;
 use super::hit_for_miss::HitForMiss;
+use super::peers::Peers;
 use super::store::ObjectStore;
 use super::upstream::Upstream;
 use crate::single_flight::SingleFlight;
@@ -16,19 +17,27 @@ pub struct OriginState {
     pub upstream: Upstream,
     /// Fetches under way by target.
     pub(super) fetching: SingleFlight<Outcome>,
+    /// Fetches under way for other nodes' peer fills of targets whose own fetch here
+    /// waits on a peer (which such a fill must not wait for: it could be waiting on it).
+    pub(super) fetching_for_peers: SingleFlight<Outcome>,
 }
 
 impl OriginState {
     pub fn new(config: OriginConfig, cache_bytes: u64) -> OriginState {
         let upstream = Upstream {
-            client: OriginClient::new(&config),
+            client: Rc::new(OriginClient::new(&config)),
+            peers: Peers::new(&config),
             store: Rc::new(ObjectStore::new(cache_bytes)),
             fills: Rc::default(),
             // Marks are small: a sixty-fourth of the cache holds tens of thousands.
             hit_for_miss: HitForMiss::new(config.uncacheable_for, cache_bytes / 64 + (64 << 10)),
             config,
         };
-        OriginState { upstream, fetching: SingleFlight::default() }
+        OriginState {
+            upstream,
+            fetching: SingleFlight::default(),
+            fetching_for_peers: SingleFlight::default(),
+        }
     }
 
     /// Bytes held and capacity of the object store.
@@ -38,5 +47,11 @@ impl OriginState {
 
     pub fn counters(&self) -> &OriginCounters {
         self.upstream.client.counters()
+    }
+
+    /// Misses filled from peers, and peer fills that failed (filled from the origin).
+    pub fn peer_fills(&self) -> (u64, u64) {
+        let p = &self.upstream.peers;
+        (p.fills.get(), p.failures.get())
     }
 }

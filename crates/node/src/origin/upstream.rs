@@ -6,12 +6,16 @@ use super::client::OriginClient;
 use super::config::OriginConfig;
 use super::filling::Fills;
 use super::hit_for_miss::HitForMiss;
+use super::peers::Peers;
 use super::store::ObjectStore;
 use std::rc::Rc;
 
 pub struct Upstream {
     pub config: OriginConfig,
-    pub client: OriginClient,
+    /// Shared with fills, which may fetch the rest of a body a peer failed to send.
+    pub client: Rc<OriginClient>,
+    /// The other nodes a miss may be filled from.
+    pub peers: Peers,
     pub store: Rc<ObjectStore>,
     pub fills: Rc<Fills>,
     /// Targets whose requests go straight to the origin for now.

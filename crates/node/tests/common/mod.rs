@@ -61,6 +61,11 @@ pub struct TestNode {
 impl TestNode {
     /// Start a node over a fresh docroot; `tune` adjusts the test defaults.
     pub fn start(tune: impl FnOnce(&mut node::Config)) -> TestNode {
+        TestNode::start_knowing_addr(|cfg, _| tune(cfg))
+    }
+
+    /// [`TestNode::start`], `tune` told the address the node will listen on.
+    pub fn start_knowing_addr(tune: impl FnOnce(&mut node::Config, SocketAddr)) -> TestNode {
         let scratch = TempDir::new("node-srv");
         let root = make_docroot(&scratch.0);
         let mut cfg = node::Config::new(&root);
@@ -74,9 +79,9 @@ impl TestNode {
             view_bytes: 16 * 1024,
             doc_bytes: 3000,
         });
-        tune(&mut cfg);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
+        tune(&mut cfg, addr);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             node::serve(listener, cfg, async move {

@@ -14,6 +14,20 @@ pub fn caching_node(origins: &[String], tune: impl FnOnce(&mut OriginConfig)) ->
     TestNode::start(move |cfg| cfg.origin = Some(o))
 }
 
+/// A caching node in front of `origins` whose origin settings `tune` adjusts knowing the
+/// address the node listens on (to name it among its own peers).
+pub fn caching_node_at(
+    origins: &[String],
+    tune: impl FnOnce(&mut OriginConfig, SocketAddr),
+) -> TestNode {
+    let urls = origins.iter().map(|u| OriginUrl::parse(u).unwrap()).collect();
+    let mut o = OriginConfig::new(urls);
+    TestNode::start_knowing_addr(move |cfg, addr| {
+        tune(&mut o, addr);
+        cfg.origin = Some(o);
+    })
+}
+
 /// `X-Larder-Cache`: HIT, MISS, REVALIDATED, STALE, GRACE or PASS.
 pub fn cache_status(r: &Response) -> &str {
     r.header("x-larder-cache").unwrap_or("")

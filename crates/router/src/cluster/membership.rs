@@ -66,6 +66,7 @@ impl Placement {
     ) -> Result<(), RouterError> {
         let ids = self.take_slots(config, &mut upstreams.write().recover());
         self.set_spec(config.policy_spec(&ids)?)?;
+        self.peer_fill = config.peer_fill;
         let n = self.nodes.len();
         self.view.resize(n);
         self.view.set_weights(config.load.weights());

@@ -52,6 +52,9 @@ pub(crate) struct Dispatch {
     /// Told to the node (`X-Larder-Target`), so its holdings digest names the target;
     /// only for policies that place targets.
     pub hint: Option<wire::TargetHint>,
+    /// Told to the node (`X-Larder-Peer`): the node to fill a miss from (a pointer, so a
+    /// dispatch naming none stays about as small as before).
+    pub peer: Option<Arc<Upstream>>,
 }
 
 pub(crate) struct Cluster {
@@ -133,7 +136,9 @@ impl Cluster {
         let picked = self.placement().pick(target, exclude, at)?;
         match self.upstream(picked.node) {
             Some(upstream) => {
-                Some(Dispatch { node: picked.node, name: picked.name, upstream, hint: picked.hint })
+                let peer = picked.peer.and_then(|n| self.upstream(n));
+                let (node, name, hint) = (picked.node, picked.name, picked.hint);
+                Some(Dispatch { node, name, upstream, hint, peer })
             }
             None => {
                 let failed =

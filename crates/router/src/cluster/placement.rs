@@ -33,6 +33,8 @@ pub(crate) struct Placement {
     pub warmup: Warmup,
     /// The time the policy, the view and the agreement count in.
     pub clock: Clock,
+    /// Name a target's first node to its other nodes (`RouterConfig::peer_fill`).
+    pub peer_fill: bool,
 }
 
 /// The node the placement chose for a request.
@@ -42,6 +44,9 @@ pub(crate) struct Picked {
     /// Told to the node (`X-Larder-Target`), so its holdings digest names the target;
     /// only for policies that place targets.
     pub hint: Option<wire::TargetHint>,
+    /// The node the request's node is to fill a miss from (`wire::PeerHint`): the first
+    /// of the target's server set when the request goes to another of its nodes.
+    pub peer: Option<NodeId>,
 }
 
 /// How a dispatched request ended.
@@ -66,6 +71,7 @@ impl Placement {
             warmup: Warmup::new(warmup_config(&spec)),
             spec,
             clock: Clock::start(),
+            peer_fill: config.peer_fill,
         })
     }
 
@@ -103,9 +109,18 @@ impl Placement {
             .spec
             .places_targets()
             .then_some(wire::TargetHint { key: target.key.0, tree: target.tree.0 });
+        let peer = if self.peer_fill { self.first_holder(target, node) } else { None };
         let status = &mut self.nodes[node.index()];
         status.stats.dispatched(exclude.is_some());
-        Some(Picked { node, name: status.name.clone(), hint })
+        Some(Picked { node, name: status.name.clone(), hint, peer })
+    }
+
+    /// The first node of `target`'s placement when `node` is another of its nodes: the
+    /// one the target went to first, which holds it or is filling it.
+    #[cold]
+    fn first_holder(&self, target: &Target, node: NodeId) -> Option<NodeId> {
+        let first = *self.policy.placement(target).first()?;
+        (first != node).then_some(first)
     }
 
     /// A request picked for `node` ended.

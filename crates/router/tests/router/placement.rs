@@ -99,3 +99,33 @@ async fn lard_r_adds_a_node_for_a_hot_target_under_load() {
     }
     router.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lard_r_names_the_first_node_to_a_replica_with_peer_fill() {
+    let (x, y, z) = (gated("x").await, gated("y").await, gated("z").await);
+    let mut cfg = config(&[&x, &y, &z], "lard-r");
+    cfg.policy.t_low = 1.0;
+    cfg.policy.t_high = 2.0;
+    cfg.peer_fill = true;
+    let router = RunningRouter::start(cfg).await;
+    let backends = [&x, &y, &z];
+
+    let (home, c1) = hold(&router, &backends, "/hot.html").await;
+    let (_, c2) = hold(&router, &backends, "/hot.html").await;
+    let (_, c3) = hold(&router, &backends, "/hot.html").await;
+    let (replica, c4) = hold(&router, &backends, "/hot.html").await;
+    assert_ne!(replica, home, "the hot target gained a second node");
+    for b in backends {
+        b.release(10);
+    }
+    for mut c in [c1, c2, c3, c4] {
+        assert_eq!(c.reply(false).await.unwrap().status, 200);
+    }
+    let peer = |seen: &crate::support::Seen| seen.header(wire::PEER_HEADER).map(str::to_string);
+    let at_home: Vec<_> = backends[home].seen().iter().map(peer).collect();
+    assert!(at_home.iter().all(Option::is_none), "the first node fills itself: {at_home:?}");
+    let at_replica: Vec<_> = backends[replica].seen().iter().map(peer).collect();
+    let named = backends[home].addr.to_string();
+    assert_eq!(at_replica, vec![Some(named)], "the replica is told the first node");
+    router.stop().await;
+}
