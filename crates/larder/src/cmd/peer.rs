@@ -64,8 +64,9 @@ pub struct Args {
     #[arg(long)]
     name: Option<String>,
     /// Distributor configuration (TOML, as `larder route --config`; see
-    /// examples/router.toml) for everything else; its listen address, nodes and DNS names
-    /// are replaced by the peer flags.
+    /// examples/router.toml) for everything else. Its nodes are peers' nodes as --peer
+    /// names them (re-read on SIGHUP, so peers join without a restart); its listen
+    /// address gives way to --listen, its DNS names to --peers-dns.
     #[arg(long, value_name = "FILE")]
     router_config: Option<PathBuf>,
     #[command(flatten, next_help_heading = "Node")]
@@ -107,14 +108,22 @@ impl Peering {
             c.admin.listen.clone_from(a);
         }
         c.name = Some(self.name.clone().unwrap_or_else(|| format!("peer-{}", std::process::id())));
-        c.nodes = peer_nodes(self.own, &self.peers, !self.peers_dns.is_empty());
-        c.discovery.dns.clone_from(&self.peers_dns);
+        let mut peers = self.peers.clone();
+        peers.extend(c.nodes.iter().map(|n| n.addr));
+        if !self.peers_dns.is_empty() {
+            c.discovery.dns.clone_from(&self.peers_dns);
+        }
+        for name in &mut c.discovery.dns {
+            name.load_report = true;
+        }
+        c.nodes = peer_nodes(self.own, &peers, !c.discovery.dns.is_empty());
         c.local_node = Some(self.own);
         Ok(c)
     }
 }
 
-/// Every peer's node in one order, so every distributor lists the same nodes alike: the
+/// Every peer's node in one order (each a larder node, polled for its load report), so
+/// every distributor lists the same nodes alike: the
 /// peers named, and this one's own unless DNS finds it (under the name DNS gives every
 /// peer's node, which placement hashes).
 fn peer_nodes(own: SocketAddr, peers: &[SocketAddr], by_dns: bool) -> Vec<NodeConfig> {
@@ -124,7 +133,7 @@ fn peer_nodes(own: SocketAddr, peers: &[SocketAddr], by_dns: bool) -> Vec<NodeCo
     }
     addrs.sort();
     addrs.dedup();
-    addrs.into_iter().map(NodeConfig::new).collect()
+    addrs.into_iter().map(|a| NodeConfig { load_report: true, ..NodeConfig::new(a) }).collect()
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
