@@ -186,6 +186,33 @@ mod tests {
         s.parse().unwrap()
     }
 
+    /// `larder peer` as the Kubernetes manifest runs it, with the pod's address filled in.
+    #[test]
+    fn the_kubernetes_peers_arguments_parse_as_larder_peer_takes_them() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let manifest = include_str!("../../../../deploy/kubernetes/peers/peers.yaml");
+        let mut lines = manifest.lines().map(str::trim).skip_while(|l| *l != "- peer").skip(1);
+        let args: Vec<String> = lines
+            .by_ref()
+            .filter(|l| !l.starts_with('#'))
+            .map_while(|l| l.strip_prefix("- --"))
+            .map(|a| format!("--{}", a.replace("$(POD_IP)", "10.1.2.3")))
+            .collect();
+        assert!(args.len() >= 6, "{args:?}");
+        let cli = <Cli as clap::Parser>::try_parse_from(
+            std::iter::once("peer".to_string()).chain(args.iter().cloned()),
+        )
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let a = cli.args;
+        assert_eq!(a.advertise, Some(addr("10.1.2.3:8081")));
+        assert_eq!(a.peers_dns.len(), 1);
+        assert_eq!((a.listen.port(), a.backend.port()), (8080, 8081));
+    }
+
     #[test]
     fn every_peer_lists_the_same_nodes_in_the_same_order() {
         let (a, b, c) = (addr("10.0.0.1:8081"), addr("10.0.0.2:8081"), addr("10.0.0.3:8081"));
