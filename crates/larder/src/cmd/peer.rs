@@ -21,11 +21,12 @@ use router::{NodeConfig, RouterConfig, RouterError};
 /// forwarded to the node that should serve it, over pooled keep-alive connections.
 ///
 /// Never more than one hop: a distributor forwards only to nodes, and a request that
-/// already passed another peer's distributor (its Via names --via's token twice) is
-/// served by the node that received it, so even a --peer that names a distributor by
-/// mistake cannot make a loop. --listen is bound with SO_REUSEPORT: peers on one host
-/// share one address and the kernel spreads clients among them; across hosts, any
-/// layer-4 balancer or a Kubernetes Service fronts them.
+/// already passed another peer's distributor (its Via names the distributors' token,
+/// `via` in --router-config, before this one's) is served by the node that received it,
+/// so even a --peer that names a distributor by mistake cannot make a loop. --listen is
+/// bound with SO_REUSEPORT: peers on one host share one address and the kernel spreads
+/// clients among them; across hosts, any layer-4 balancer or a Kubernetes Service fronts
+/// them.
 ///
 /// SIGHUP re-reads --router-config (the peer flags stay on top); SIGTERM or Ctrl-C drains
 /// the distributor, then stops the node. The admin API (/stats, /metrics, /targets,
