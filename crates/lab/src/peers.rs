@@ -63,6 +63,12 @@ pub fn start(
     config.nodes.clear();
     config.discovery.dns.clear();
     config.router_header = true;
+    // The peers share this machine's cores: each distributor takes its share of them, not
+    // one thread per core each (N peers would run N times as many threads as cores).
+    if config.threads == 0 {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        config.threads = (cores / plan.specs.len().max(1)).max(1);
+    }
     write(&file, &config)?;
     let mut started: Vec<StartedPeer> = Vec::new();
     for (i, spec) in plan.specs.iter().enumerate() {
