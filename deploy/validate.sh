@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Validates the Kubernetes manifests in deploy/kubernetes against the Kubernetes API
+# Validates the Kubernetes manifests in deploy/kubernetes (and its peers/) against the Kubernetes API
 # schemas that PyPI's kubernetes-validate carries (no schema is downloaded at run time),
 # installed into a virtual environment under $LARDER_VENV (default
 # ~/.cache/larder/validate-venv) on first use. Strict: unknown fields are errors.
@@ -17,4 +17,4 @@ if [ ! -x "$venv/bin/kubernetes-validate" ]; then
     }
     "$venv/bin/pip" install -q 'kubernetes-validate==1.37.0'
 fi
-"$venv/bin/kubernetes-validate" --strict --kubernetes-version "$version" kubernetes/*.yaml
+"$venv/bin/kubernetes-validate" --strict --kubernetes-version "$version" kubernetes/*.yaml kubernetes/peers/*.yaml

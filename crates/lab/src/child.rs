@@ -31,12 +31,14 @@ pub type AddrLine = fn(&str) -> Option<Bound>;
 pub struct Bound {
     pub addr: SocketAddr,
     pub admin: Option<SocketAddr>,
+    /// A peer's own node.
+    pub backend: Option<SocketAddr>,
 }
 
 impl Bound {
     /// A child with one listener.
     pub fn only(addr: SocketAddr) -> Bound {
-        Bound { addr, admin: None }
+        Bound { addr, admin: None, backend: None }
     }
 }
 

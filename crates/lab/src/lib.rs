@@ -76,6 +76,7 @@ mod measure;
 mod nodes;
 mod origin;
 mod origin_link;
+mod peers;
 mod plan;
 mod probe;
 mod profile;

@@ -45,13 +45,7 @@ pub fn start(
     if let Some(cpu) = cpu {
         child::pin(&mut cmd, cpu);
     }
-    let router = child::spawn(
-        label,
-        cmd,
-        |line| wire::RouterReady::parse(line).map(|r| Bound { addr: r.addr, admin: r.admin }),
-        &launcher.signals,
-        &launcher.logs,
-    )?;
+    let router = child::spawn(label, cmd, ready_line, &launcher.signals, &launcher.logs)?;
     group.children.push(router);
     let router = group.children.last_mut().expect("pushed above");
     let Some(bound) = router.address(deadline, &launcher.signals)? else { return Ok(None) };
@@ -63,6 +57,15 @@ pub fn start(
             router.tail()
         ))),
     }
+}
+
+/// A router's (or a peer's) ready line: its bound addresses.
+pub fn ready_line(line: &str) -> Option<Bound> {
+    wire::RouterReady::parse(line).map(|r| Bound {
+        addr: r.addr,
+        admin: r.admin,
+        backend: r.backend,
+    })
 }
 
 /// `config` with its listeners on the front-end's host: with hosts, the host's address

@@ -25,6 +25,26 @@ pub fn every_node_reported(
     deadline: Instant,
     signals: &Signals,
 ) -> Result<bool> {
+    all_of(admin, None, deadline, signals)
+}
+
+/// As [`every_node_reported`], once the membership has `nodes` configured nodes (a peer
+/// told of the others by a reload).
+pub fn every_one_of(
+    admin: SocketAddr,
+    nodes: usize,
+    deadline: Instant,
+    signals: &Signals,
+) -> Result<bool> {
+    all_of(admin, Some(nodes), deadline, signals)
+}
+
+fn all_of(
+    admin: SocketAddr,
+    nodes: Option<usize>,
+    deadline: Instant,
+    signals: &Signals,
+) -> Result<bool> {
     probe::until(
         admin,
         "/stats",
@@ -32,9 +52,12 @@ pub fn every_node_reported(
         signals,
         |answer| match answer {
             Ok((200, body)) => match serde_json::from_slice::<RouterStats>(&body) {
-                Ok(stats) => match unreported(&stats) {
-                    silent if silent.is_empty() => Ok(()),
-                    silent => Err(format!("no load report yet from {}", silent.join(", "))),
+                Ok(stats) => match (unreported(&stats), configured(&stats)) {
+                    (_, n) if nodes.is_some_and(|want| want != n) => {
+                        Err(format!("{n} nodes configured, not {}", nodes.unwrap_or(n)))
+                    }
+                    (silent, _) if silent.is_empty() => Ok(()),
+                    (silent, _) => Err(format!("no load report yet from {}", silent.join(", "))),
                 },
                 Err(e) => Err(format!("its /stats does not parse: {e}")),
             },
@@ -45,6 +68,11 @@ pub fn every_node_reported(
             format!("the router at http://{admin} did not hear from every node in time ({last})")
         },
     )
+}
+
+/// How many nodes the router's membership has.
+fn configured(stats: &RouterStats) -> usize {
+    stats.nodes.iter().filter(|n| n.configured).count()
 }
 
 /// The names of the configured nodes the router has no load report from.

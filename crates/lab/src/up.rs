@@ -18,6 +18,7 @@ use crate::front::{started_nodes, System};
 use crate::hosts::{Host, Hosts, HostsConfig, CLIENT_HOST};
 use crate::launcher::{larder_exe, Launcher, ANY_LOCAL_PORT};
 use crate::nodes::{self, NodeSpec, Nodes};
+use crate::peers::{self, PeerPlan};
 use crate::plan::ExperimentPlan;
 use crate::report::Report;
 use crate::route;
@@ -89,9 +90,12 @@ pub struct UpConfig {
     /// Start every node and the routers each on a host of its own (a network namespace
     /// with a shaped link) instead of on this machine's loopback.
     pub hosts: Option<HostsConfig>,
+    /// No router tier: every node is a peer (`larder peer`) that takes clients itself
+    /// and forwards what another node should serve.
+    pub peers: bool,
 }
 
-/// Everything started; dropping it stops the routers first, so requests in flight finish
+/// Everything started (with peers, all in `routers`); dropping it stops the routers first, so requests in flight finish
 /// on nodes that are still there.
 struct Cluster {
     routers: Group,
@@ -151,6 +155,52 @@ impl UpConfig {
         let deadline = Instant::now() + self.start_timeout;
         let direct_io: &[String] = if self.direct_io { &["--direct-io".to_string()] } else { &[] };
         let specs = vec![NodeSpec { cache_mb: self.cache_mb, cpu: None }; usize::from(self.nodes)];
+        // With hosts, the cluster is reached from the client host.
+        let on_client =
+            client.as_ref().map_or(String::new(), |c| format!("ip netns exec {} ", c.namespace()));
+        let tried = Tried { on_client: &on_client, example: &example, docs };
+        if self.peers {
+            let content = self.content(&docroot);
+            let mut extra = direct_io.to_vec();
+            extra.extend(self.caching_args.iter().cloned());
+            let plan = PeerPlan {
+                content: &content,
+                specs: &specs,
+                extra: &extra,
+                config: &router_config,
+                listen: self.listen,
+                admin: self.admin,
+            };
+            let mut cluster = Cluster {
+                routers: Group::new(launcher.grace, signals.clone(), report.clone()),
+                nodes: Group::new(launcher.grace, signals.clone(), report.clone()),
+            };
+            let started =
+                peers::start(&launcher, &plan, run_dir.path(), &mut cluster.routers, deadline)?;
+            let Some(started) = started else { return stopped(Some(cluster), say) };
+            let policy = &router_config.policy.kind;
+            for p in &started {
+                say.note(&format!(
+                    "  peer {:<6} http://{}  node {}  admin http://{}/stats  pid {}  policy {policy}",
+                    p.name, p.addr, p.backend, p.admin, p.pid
+                ));
+            }
+            if let Some(first) = started.first() {
+                say.note(&format!("  dashboard   http://{}/  (of {})", first.admin, first.name));
+                if hosts.is_some() {
+                    say.note("  clients     any peer's address serves every document");
+                }
+                self.say_ready(
+                    say,
+                    hosts.as_deref(),
+                    client.as_ref(),
+                    first.addr,
+                    &tried,
+                    &launcher,
+                );
+            }
+            return watch(&signals, cluster, say);
+        }
         let started = if self.origins.is_empty() {
             nodes::start(&launcher, &docroot, &specs, direct_io, deadline)?
         } else {
@@ -186,10 +236,22 @@ impl UpConfig {
         if let Some(first) = started.first() {
             say.note(&format!("  dashboard   http://{}/", first.admin));
         }
-        // With hosts, the cluster is reached from the client host.
-        let on_client =
-            client.as_ref().map_or(String::new(), |c| format!("ip netns exec {} ", c.namespace()));
-        if let (Some(hosts), Some(client)) = (&hosts, &client) {
+        self.say_ready(say, hosts.as_deref(), client.as_ref(), listen, &tried, &launcher);
+        watch(&signals, cluster, say)
+    }
+
+    /// The closing lines: the hosts, what to try and where the logs are.
+    fn say_ready(
+        &self,
+        say: &dyn Report,
+        hosts: Option<&Hosts>,
+        client: Option<&Host>,
+        listen: SocketAddr,
+        tried: &Tried,
+        launcher: &Launcher,
+    ) {
+        let Tried { on_client, example, docs } = tried;
+        if let (Some(hosts), Some(client)) = (hosts, client) {
             say.note(&format!("  hosts       {}", hosts.describe()));
             say.note(&format!(
                 "  client      {} (run commands there: {on_client}COMMAND)",
@@ -197,26 +259,17 @@ impl UpConfig {
             ));
         }
         say.note(&format!("  try         {on_client}curl -i http://{listen}{example}"));
-        say.note(&format!("  load        {on_client}{}", bench_line(listen, &example, docs)));
+        say.note(&format!("  load        {on_client}{}", bench_line(listen, example, *docs)));
         say.note(&format!("  logs        {}", launcher.logs.dir.display()));
         say.note("larder up: ready; Ctrl-C or SIGTERM stops every process above");
-        loop {
-            match signals.wait(IDLE_WAKE) {
-                Wake::Stop => return stopped(Some(cluster), say),
-                Wake::ChildExited | Wake::Timeout => {
-                    let exited = match cluster.routers.exited()? {
-                        Some(e) => Some(e),
-                        None => cluster.nodes.exited()?,
-                    };
-                    if let Some((what, tail)) = exited {
-                        say.warn(&format!("larder up: {what}{tail}"));
-                        say.warn("larder up: stopping the rest");
-                        cluster.stop();
-                        return Err(LabError::Child(what));
-                    }
-                }
-            }
+    }
+
+    /// The node flags that say what to serve: the docroot, or the origins.
+    fn content(&self, docroot: &std::path::Path) -> Vec<std::ffi::OsString> {
+        if self.origins.is_empty() {
+            return vec!["--docroot".into(), docroot.as_os_str().to_owned()];
         }
+        self.origins.iter().flat_map(|o| ["--origin".into(), o.into()]).collect()
     }
 
     /// Starts the routers on `config` into the cluster, each once the one before answers
@@ -355,6 +408,36 @@ impl UpConfig {
             hosts: self.hosts.clone(),
             ..ExperimentPlan::default()
         })
+    }
+}
+
+/// What the closing lines suggest: run on the client host, a document to fetch, the
+/// synthetic store's document count.
+struct Tried<'a> {
+    on_client: &'a str,
+    example: &'a str,
+    docs: Option<u32>,
+}
+
+/// Runs until a stop is requested (Ok) or a process of `cluster` dies on its own (an
+/// error naming it, the rest stopped).
+fn watch(signals: &Signals, mut cluster: Cluster, say: &dyn Report) -> Result<()> {
+    loop {
+        match signals.wait(IDLE_WAKE) {
+            Wake::Stop => return stopped(Some(cluster), say),
+            Wake::ChildExited | Wake::Timeout => {
+                let exited = match cluster.routers.exited()? {
+                    Some(e) => Some(e),
+                    None => cluster.nodes.exited()?,
+                };
+                if let Some((what, tail)) = exited {
+                    say.warn(&format!("larder up: {what}{tail}"));
+                    say.warn("larder up: stopping the rest");
+                    cluster.stop();
+                    return Err(LabError::Child(what));
+                }
+            }
+        }
     }
 }
 

@@ -31,6 +31,7 @@ enum Command {
     Node(Box<cmd::node::Args>),
     Bench(Box<cmd::bench::Args>),
     Route(Box<cmd::route::Args>),
+    Peer(Box<cmd::peer::Args>),
     Up(cmd::up::Args),
     Purge(cmd::purge::Args),
 }
@@ -43,6 +44,7 @@ fn main() -> std::process::ExitCode {
         Command::Node(args) => cmd::node::run(*args),
         Command::Bench(args) => cmd::bench::run(*args),
         Command::Route(args) => cmd::route::run(*args),
+        Command::Peer(args) => cmd::peer::run(*args),
         Command::Up(args) => cmd::up::run(args),
         Command::Purge(args) => cmd::purge::run(args),
     };

@@ -258,3 +258,79 @@ fn an_unknown_policy_is_refused_with_the_known_ones() {
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("no-such-policy") && err.contains("lard-r"), "{err}");
 }
+
+/// One request on its own connection, with `extra` header lines; the whole response.
+fn get_with(addr: &str, path: &str, extra: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(EXIT)).unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nHost: t\r\n{extra}Connection: close\r\n\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A response head's field, lower-cased name.
+fn header<'a>(resp: &'a str, name: &str) -> &'a str {
+    let head = resp.split_once("\r\n\r\n").map_or(resp, |(h, _)| h);
+    head.lines()
+        .find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+        .unwrap_or_else(|| panic!("no {name} in {head}"))
+}
+
+#[test]
+fn peers_serve_every_document_without_a_router_and_stop_on_sigterm() {
+    let tmp = TempDir::new("up-test-peers");
+    let store = tmp.0.join("store");
+    let up = start(&store, &["--peers", "--nodes", "3"]);
+    let out = up.stdout_until(|l| l.starts_with("larder up: ready"));
+    assert!(out.last().is_some_and(|l| l.starts_with("larder up: ready")), "{out:?}");
+    let children = pids(&out);
+    assert_eq!(children.len(), 3, "3 peers and nothing else: {out:?}");
+    // Every peer takes clients on the one address, and names its node.
+    let peers: Vec<(String, String)> = ["p1", "p2", "p3"]
+        .iter()
+        .map(|p| {
+            let line = out.iter().find(|l| l.trim_start().starts_with(&format!("peer {p} ")));
+            let words: Vec<&str> = line.expect(p).split_whitespace().collect();
+            (words[2].to_string(), words[4].to_string())
+        })
+        .collect();
+    assert!(peers.iter().all(|(addr, _)| *addr == peers[0].0), "{peers:?}");
+
+    let url = field(&out, "try         curl -i");
+    let resp = get(&url);
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp:.300}");
+    assert_eq!(header(&resp, "via"), "1.1 larder", "one distributor on the way");
+    // A request that already passed a distributor is served by the node of the peer that
+    // took it, whatever the placement says: never a second hop.
+    let (addr, path) = url.strip_prefix("http://").unwrap().split_once('/').unwrap();
+    for i in 0..12 {
+        let resp = get_with(addr, &format!("/{path}"), "Via: 1.1 larder\r\n");
+        assert!(resp.starts_with("HTTP/1.1 200"), "{i}: {resp:.300}");
+        let peer = header(&resp, "x-larder-router");
+        let own = &peers[peer[1..].parse::<usize>().unwrap() - 1].1;
+        assert_eq!(header(&resp, "x-larder-node"), own, "{i}: served by {peer}'s own node");
+    }
+
+    // The printed load line loads this store with no error, over more than one node.
+    let line = out.iter().find_map(|l| l.trim_start().strip_prefix("load ")).expect("load line");
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(|a| if *a == "10s" { "1s" } else { a }).collect();
+    let bench = std::process::Command::new(env!("CARGO_BIN_EXE_larder")).args(&args).output();
+    let report = String::from_utf8_lossy(&bench.unwrap().stdout).to_string();
+    assert!(report.contains("errors      0 ("), "{line}\n{report}");
+    let nodes = report.lines().find(|l| l.trim_start().starts_with("nodes ")).expect(&report);
+    assert!(nodes.matches('%').count() >= 2, "placed over several nodes: {report}");
+
+    up.child.signal("INT");
+    let status = up.wait_exit();
+    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
+    for pid in children {
+        assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
+    }
+}

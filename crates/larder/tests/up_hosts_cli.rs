@@ -265,3 +265,35 @@ fn output_pid(text: &str) -> u32 {
     let at = text.find("(larder-").expect("the header names the namespaces") + "(larder-".len();
     text[at..].split('-').next().unwrap().parse().unwrap()
 }
+
+#[test]
+#[ignore = "needs root and iproute2: scripts/test-hosts.sh runs it"]
+fn peers_on_hosts_of_their_own_serve_and_ctrl_c_leaves_nothing() {
+    let _one = serial();
+    let tmp = TempDir::new("up-hosts-peers");
+    let up = start(&tmp.0.join("store"), &["--peers", "--nodes", "2"]);
+    let try_line = up.line("try");
+    let url = try_line.rsplit(' ').next().unwrap();
+    assert!(url.starts_with("http://10.77.0."), "{try_line}");
+    // Each peer on its own host's address; any of them serves every document.
+    let report = bench_on_client(&up, &["--url", url, "--requests", "40", "--warmup", "0s"]);
+    assert!(report.contains("errors      0 ("), "{report}");
+    assert!(report.contains("requests    40 "), "{report}");
+    let pids: Vec<u32> = up
+        .out
+        .iter()
+        .filter_map(|l| l.split_once(" pid ")?.1.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert_eq!(pids.len(), 2, "{:?}", up.out);
+    let mut names = namespaces_of(up.pid);
+    names.sort();
+    let expected: Vec<String> =
+        ["client", "p1", "p2", "switch"].iter().map(|h| up.namespace(h)).collect();
+    assert_eq!(names, expected);
+
+    up.stop("INT");
+    assert_eq!(namespaces_of(up.pid), Vec::<String>::new(), "Ctrl-C removes the hosts");
+    eventually("the peers exit", || {
+        pids.iter().all(|p| !Path::new(&format!("/proc/{p}")).exists())
+    });
+}

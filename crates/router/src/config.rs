@@ -45,6 +45,13 @@ pub struct RouterConfig {
     pub reuseport: bool,
     /// Token sent in `Via` (`1.1 <via>`).
     pub via: String,
+    /// Peer mode: the address (as `nodes` lists it) of the node running in this same
+    /// process. A request whose `Via` already names `via` was forwarded by another peer's
+    /// distributor; it is served by this node and never forwarded again, so a peer list
+    /// that names a distributor instead of a node cannot make a loop. Default is none (a
+    /// router of a tier of its own, which places every request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_node: Option<SocketAddr>,
     /// Combined Log Format access log: a path, or `-` for stdout. Default is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access_log: Option<String>,
@@ -91,6 +98,7 @@ impl Default for RouterConfig {
             name: None,
             reuseport: false,
             via: "larder".to_string(),
+            local_node: None,
             access_log: None,
             invalidate_nodes: true,
             peer_fill: false,

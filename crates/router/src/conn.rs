@@ -415,13 +415,16 @@ impl<S: ClientIo> Connection<S> {
             }
         }
 
+        // On a peer, a request another peer's distributor forwarded is served here.
+        let to_local = settings.config.local_node.filter(|_| req.passed(&settings.config.via));
         let mut exclude = None;
         // Why the first node failed: the answer when no other node can take the retry.
         let mut first_failure: Option<(Fault, Arc<str>)> = None;
         let began = start;
         let mut start = start;
         loop {
-            let Some(dispatch) = self.cluster.pick(&target, &self.path, exclude, start) else {
+            let Some(dispatch) = self.cluster.pick(&target, &self.path, exclude, start, to_local)
+            else {
                 return match first_failure.take() {
                     Some((fault, node)) => self.attempt_failed(settings, req, fault, &node).await,
                     None => self.unavailable(settings, req).await,

@@ -113,6 +113,19 @@ impl Request {
         })
     }
 
+    /// An earlier hop named `via` in `Via` before this router added its own entry: the
+    /// request already passed a distributor of this cluster. Read on peers only.
+    pub fn passed(&self, via: &str) -> bool {
+        let Some(list) = self.field("via") else { return false };
+        let named = list.split(|&b| b == b',').filter(|entry| {
+            // `protocol received-by [comment]`: the second word names the hop.
+            let mut words = entry.trim_ascii().split(|b| b.is_ascii_whitespace());
+            words.nth(1) == Some(via.as_bytes())
+        });
+        // This router's own entry is the last; one more is an earlier pass.
+        named.count() > 1
+    }
+
     /// Drop buffers a large head grew (kept small ones are reused by the next request).
     pub fn trim(&mut self) {
         const KEEP: usize = 1024;

@@ -63,6 +63,9 @@ pub struct RouterReady {
     pub admin: Option<SocketAddr>,
     /// Runtime worker threads.
     pub threads: usize,
+    /// A peer's own node (`larder peer`), where the other peers' distributors reach it;
+    /// None for a router of its own.
+    pub backend: Option<SocketAddr>,
 }
 
 const LISTENING: &str = "listening";
@@ -73,6 +76,9 @@ impl fmt::Display for RouterReady {
             vec![("addr", &self.addr), ("threads", &self.threads)];
         if let Some(admin) = &self.admin {
             fields.push(("admin", admin));
+        }
+        if let Some(backend) = &self.backend {
+            fields.push(("backend", backend));
         }
         f.write_str(&crate::event::line("info", LISTENING, &fields))
     }
@@ -90,11 +96,15 @@ impl RouterReady {
             serde_json::Value::String(s) => s.parse().ok()?,
             n => usize::try_from(n.as_u64()?).ok()?,
         };
-        let admin = match event.get("admin") {
-            None => None,
-            Some(a) => Some(a.as_str()?.parse().ok()?),
+        let address = |name: &str| -> Option<Option<SocketAddr>> {
+            match event.get(name) {
+                None => Some(None),
+                Some(a) => Some(Some(a.as_str()?.parse().ok()?)),
+            }
         };
-        Some(RouterReady { addr: event.get("addr")?.as_str()?.parse().ok()?, admin, threads })
+        let (admin, backend) = (address("admin")?, address("backend")?);
+        let addr = event.get("addr")?.as_str()?.parse().ok()?;
+        Some(RouterReady { addr, admin, threads, backend })
     }
 }
 
@@ -128,7 +138,12 @@ mod tests {
         assert_eq!((parsed.docroot.to_str(), parsed.cache_mib), (Some("/a on http://x"), 2));
         assert_eq!(NodeReady::parse("larder node: warning: open-file limit"), None);
         let router = r#"{"level":"info","msg":"listening","addr":"127.0.0.1:8080","threads":"2"}"#;
-        let want = RouterReady { addr: "127.0.0.1:8080".parse().unwrap(), admin: None, threads: 2 };
+        let want = RouterReady {
+            addr: "127.0.0.1:8080".parse().unwrap(),
+            admin: None,
+            threads: 2,
+            backend: None,
+        };
         assert_eq!(RouterReady::parse(router), Some(want));
         let with_admin =
             r#"{"msg":"listening","addr":"127.0.0.1:1","admin":"127.0.0.1:2","threads":"1"}"#;
@@ -145,7 +160,12 @@ mod tests {
 
     #[test]
     fn router_line_is_an_event_and_round_trips() {
-        let r = RouterReady { addr: "[::1]:80".parse().unwrap(), admin: None, threads: 4 };
+        let r = RouterReady {
+            addr: "[::1]:80".parse().unwrap(),
+            admin: None,
+            threads: 4,
+            backend: None,
+        };
         let line = r.to_string();
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!((v["level"].as_str(), v["msg"].as_str()), (Some("info"), Some("listening")));
@@ -157,5 +177,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["admin"].as_str(), Some("127.0.0.1:9090"));
         assert_eq!(RouterReady::parse(&line), Some(with_admin));
+        let peer = RouterReady { backend: Some("127.0.0.1:8081".parse().unwrap()), ..with_admin };
+        assert_eq!(RouterReady::parse(&peer.to_string()), Some(peer));
     }
 }

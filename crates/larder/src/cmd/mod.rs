@@ -4,6 +4,7 @@ pub mod bench;
 pub mod experiment;
 pub mod hosts;
 pub mod node;
+pub mod peer;
 pub mod purge;
 pub mod route;
 pub mod sim;

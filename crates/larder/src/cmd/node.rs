@@ -30,6 +30,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (cache_mib, direct_io) = (args.flags.cache_mb, args.flags.direct_io);
     let (cfg, docroot) = args.flags.config()?;
     cfg.validate()?;
+    raise_fd_limit(&cfg)?;
+    let listener = std::net::TcpListener::bind(args.listen)
+        .with_context(|| format!("binding {}", args.listen))?;
+    let ready = wire::NodeReady { docroot, addr: listener.local_addr()?, cache_mib, direct_io };
+    eprintln!("{ready}");
+    node::serve(listener, cfg, termination_signal())?;
+    Ok(())
+}
+
+/// Raise the open-file limit for a node of `cfg`, warning when it stays too low.
+pub(crate) fn raise_fd_limit(cfg: &node::Config) -> anyhow::Result<()> {
     // Each connection and each cached path holds a descriptor: raise the soft limit to
     // the hard one (10,000 keep-alive clients need more than the usual 1024).
     let fds = rlimit::increase_nofile_limit(u64::MAX).context("raising the open-file limit")?;
@@ -40,11 +51,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
              path-cache-entries ({needed}); accepts will fail when it runs out"
         );
     }
-    let listener = std::net::TcpListener::bind(args.listen)
-        .with_context(|| format!("binding {}", args.listen))?;
-    let ready = wire::NodeReady { docroot, addr: listener.local_addr()?, cache_mib, direct_io };
-    eprintln!("{ready}");
-    node::serve(listener, cfg, termination_signal())?;
     Ok(())
 }
 

@@ -43,6 +43,72 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn serve(args: Args) -> anyhow::Result<()> {
     let config = args.config()?;
     let threads = config.worker_threads();
+    runtime(threads, "larder-route")?.block_on(distribute(config, None, move || args.config()))
+}
+
+/// Serve as a router until SIGTERM or SIGINT (then drain): bind `config`'s listeners, say
+/// so on stderr (with `backend`, a peer's own node), and on SIGHUP take what `reread`
+/// gives (a config that fails to load is reported and ignored).
+pub(crate) async fn distribute(
+    config: RouterConfig,
+    backend: Option<SocketAddr>,
+    reread: impl Fn() -> Result<RouterConfig, RouterError> + Send + 'static,
+) -> anyhow::Result<()> {
+    let threads = config.worker_threads();
+    let listener = bind(config.listen, config.reuseport, config.backlog)
+        .with_context(|| format!("listening on {}", config.listen))?;
+    let admin = match config.admin.listen.as_str() {
+        "" => None,
+        addr => Some(
+            TcpListener::bind(addr).await.with_context(|| format!("admin listener on {addr}"))?,
+        ),
+    };
+    let mut hup = signal(SignalKind::hangup()).context("installing signals")?;
+    let mut term = signal(SignalKind::terminate()).context("installing signals")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing signals")?;
+    let tls_listener = match config.tls.listen.as_str() {
+        "" => None,
+        addr => {
+            let addr: SocketAddr =
+                addr.parse().with_context(|| format!("tls listen address {addr}"))?;
+            let l = bind(addr, config.reuseport, config.backlog)
+                .with_context(|| format!("listening on {addr}"))?;
+            Some(l)
+        }
+    };
+    // Built before the ready line, so a router that cannot start never says it is ready.
+    let mut router = Router::new(config)?;
+    let admin_addr = admin.as_ref().map(TcpListener::local_addr).transpose()?;
+    let addr = listener.local_addr()?;
+    let ready = wire::RouterReady { addr, admin: admin_addr, threads, backend };
+    eprintln!("{ready}");
+    if let Some(l) = tls_listener {
+        let addr = l.local_addr()?;
+        router::event("info", "tls listening", &[("addr", &addr)]);
+        router = router.with_tls_listener(l);
+    }
+    let handle = router.handle();
+    let watched = handle.clone();
+    tokio::spawn(crate::memory::give_back_after_bursts(move || watched.connection_memory()));
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            if let Err(e) = reread().and_then(|c| handle.reload(c)) {
+                router::event("error", "reload refused", &[("error", &e)]);
+            }
+        }
+    });
+    let shutdown = async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        router::event("info", "draining", &[]);
+    };
+    Ok(router.serve(listener, admin, shutdown).await?)
+}
+
+/// A router's runtime with `threads` workers named `name`.
+pub(crate) fn runtime(threads: usize, name: &str) -> anyhow::Result<tokio::runtime::Runtime> {
     // One thread needs no work stealing: a current-thread runtime skips the scheduler's
     // cross-thread bookkeeping.
     let mut builder = if threads == 1 {
@@ -52,66 +118,16 @@ fn serve(args: Args) -> anyhow::Result<()> {
         b.worker_threads(threads);
         b
     };
-    let runtime =
-        builder.thread_name("larder-route").enable_all().build().context("starting the runtime")?;
-    runtime.block_on(async move {
-        let listener = bind(config.listen, config.reuseport, config.backlog)
-            .with_context(|| format!("listening on {}", config.listen))?;
-        let admin = match config.admin.listen.as_str() {
-            "" => None,
-            addr => Some(
-                TcpListener::bind(addr)
-                    .await
-                    .with_context(|| format!("admin listener on {addr}"))?,
-            ),
-        };
-        let mut hup = signal(SignalKind::hangup()).context("installing signals")?;
-        let mut term = signal(SignalKind::terminate()).context("installing signals")?;
-        let mut int = signal(SignalKind::interrupt()).context("installing signals")?;
-        let tls_listener = match config.tls.listen.as_str() {
-            "" => None,
-            addr => {
-                let addr: SocketAddr =
-                    addr.parse().with_context(|| format!("tls listen address {addr}"))?;
-                let l = bind(addr, config.reuseport, config.backlog)
-                    .with_context(|| format!("listening on {addr}"))?;
-                Some(l)
-            }
-        };
-        // Built before the ready line, so a router that cannot start never says it is ready.
-        let mut router = Router::new(config)?;
-        let admin_addr = admin.as_ref().map(TcpListener::local_addr).transpose()?;
-        let ready = wire::RouterReady { addr: listener.local_addr()?, admin: admin_addr, threads };
-        eprintln!("{ready}");
-        if let Some(l) = tls_listener {
-            let addr = l.local_addr()?;
-            router::event("info", "tls listening", &[("addr", &addr)]);
-            router = router.with_tls_listener(l);
-        }
-        let handle = router.handle();
-        let watched = handle.clone();
-        tokio::spawn(crate::memory::give_back_after_bursts(move || watched.connection_memory()));
-        tokio::spawn(async move {
-            while hup.recv().await.is_some() {
-                if let Err(e) = args.config().and_then(|c| handle.reload(c)) {
-                    router::event("error", "reload refused", &[("error", &e)]);
-                }
-            }
-        });
-        let shutdown = async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-            router::event("info", "draining", &[]);
-        };
-        Ok(router.serve(listener, admin, shutdown).await?)
-    })
+    builder.thread_name(name).enable_all().build().context("starting the runtime")
 }
 
 /// The traffic listener: SO_REUSEADDR, SO_REUSEPORT if asked, and the configured accept
 /// queue (tokio's own `bind` uses 128, which a burst of connects overflows).
-fn bind(addr: SocketAddr, reuseport: bool, backlog: u32) -> std::io::Result<TcpListener> {
+pub(crate) fn bind(
+    addr: SocketAddr,
+    reuseport: bool,
+    backlog: u32,
+) -> std::io::Result<TcpListener> {
     let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
     socket.set_reuseaddr(true)?;
     socket.set_reuseport(reuseport)?;

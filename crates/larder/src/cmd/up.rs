@@ -12,7 +12,8 @@ use policy::PolicyKind;
 use crate::cmd::hosts::HostsArgs;
 use crate::console::Console;
 
-/// Start a cluster on this machine: nodes and a router, ready for traffic.
+/// Start a cluster on this machine: nodes and a router (or, with --peers, peers), ready for
+/// traffic.
 ///
 /// With no arguments: a synthetic document store about 3× one node's cache and smaller
 /// than all caches together (HACC's size mix; written once under --store-dir and reused),
@@ -58,6 +59,13 @@ pub struct Args {
     #[arg(long, default_value_t = 1,
           value_parser = value_parser!(u8).range(1..=i64::from(lab::MAX_ROUTERS)))]
     routers: u8,
+    /// No router tier: start --nodes peers (`larder peer`), each a node and a distributor
+    /// that takes clients itself, serves what it should and forwards the rest to the node
+    /// that should serve it. On this machine they share --listen (SO_REUSEPORT); with
+    /// --hosts each peer listens on its own host's address, and any of them serves every
+    /// document.
+    #[arg(long, conflicts_with_all = ["routers", "bench"])]
+    peers: bool,
     /// Router admin API address (/stats, /metrics, /targets) [default: a free port on
     /// 127.0.0.1; with several routers, the first's, and the others take free ports].
     #[arg(long)]
@@ -124,6 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         stop_timeout: Duration::from_millis(args.stop_timeout_ms),
         verbose: args.verbose,
         hosts: args.hosts.config(),
+        peers: args.peers,
     };
     if args.bench {
         return Ok(lab::experiment::run(&config.bench_plan(args.bench_secs)?, Console::shared())?);

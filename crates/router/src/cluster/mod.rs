@@ -124,16 +124,21 @@ impl Cluster {
     }
 
     /// Choose a node for `target`, never `exclude` (the node a retried request failed on);
-    /// `at` is about now.
+    /// `at` is about now. `to_local`: the request already passed another peer's
+    /// distributor, so this peer's own node (`local_node`) serves it.
     pub(crate) fn pick(
         &self,
         target: &Target,
         path: &str,
         exclude: Option<NodeId>,
         at: Instant,
+        to_local: Option<std::net::SocketAddr>,
     ) -> Option<Dispatch> {
         self.hot().record(target, path);
-        let picked = self.placement().pick(target, exclude, at)?;
+        let picked = match to_local {
+            None => self.placement().pick(target, exclude, at)?,
+            Some(addr) => self.placement().pick_at(addr, target, exclude, at)?,
+        };
         match self.upstream(picked.node) {
             Some(upstream) => {
                 let peer = picked.peer.and_then(|n| self.upstream(n));
@@ -313,11 +318,11 @@ pub(crate) mod tests {
         let c = Cluster::new(config(2)).unwrap();
         let t = Target::from_key(7);
         let now = Instant::now();
-        let first = c.pick(&t, "/", None, now).unwrap();
+        let first = c.pick(&t, "/", None, now, None).unwrap();
         c.finish(first.node, &t, &ended(Outcome::Failed, now));
         c.failed(first.node, Failure::Connect, now);
         for _ in 0..4 {
-            let d = c.pick(&t, "/", Some(first.node), now).unwrap();
+            let d = c.pick(&t, "/", Some(first.node), now, None).unwrap();
             assert_ne!(d.node, first.node);
             c.finish(d.node, &t, &ended(Outcome::Ok, now));
         }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use policy::warmup::{Warmup, WarmupConfig};
-use policy::{LoadView, NodeId, Outcome, Policy, PolicySpec, Target};
+use policy::{LoadView, Nanos, NodeId, Outcome, Policy, PolicySpec, Target};
 
 use crate::agreement::Agreement;
 use crate::cluster::clock::Clock;
@@ -102,6 +102,36 @@ impl Placement {
             Some(_) => self.least_loaded_except(exclude)?,
             None => return None,
         };
+        Some(self.dispatch(node, target, exclude, now))
+    }
+
+    /// Send the request for `target` to the node at `addr` (a peer's own node), whatever
+    /// the policy would say: another peer's distributor placed it already. None when no
+    /// current node has that address, or it is `exclude`.
+    pub(crate) fn pick_at(
+        &mut self,
+        addr: std::net::SocketAddr,
+        target: &Target,
+        exclude: Option<NodeId>,
+        at: Instant,
+    ) -> Option<Picked> {
+        let now = self.clock.at(at);
+        let index = self.nodes.iter().position(|n| n.configured && n.addr == addr)?;
+        let node = NodeId(u32::try_from(index).ok()?);
+        if Some(node) == exclude {
+            return None;
+        }
+        Some(self.dispatch(node, target, exclude, now))
+    }
+
+    /// Count a request for `target` in flight on `node`, chosen now.
+    fn dispatch(
+        &mut self,
+        node: NodeId,
+        target: &Target,
+        exclude: Option<NodeId>,
+        now: Nanos,
+    ) -> Picked {
         self.view.started(node);
         let holds = self.view.holds(node, target.key);
         self.agreement.record(holds, now);
@@ -112,7 +142,7 @@ impl Placement {
         let peer = if self.peer_fill { self.first_holder(target, node) } else { None };
         let status = &mut self.nodes[node.index()];
         status.stats.dispatched(exclude.is_some());
-        Some(Picked { node, name: status.name.clone(), hint, peer })
+        Picked { node, name: status.name.clone(), hint, peer }
     }
 
     /// The first node of `target`'s placement when `node` is another of its nodes: the

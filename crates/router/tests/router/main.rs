@@ -17,6 +17,7 @@ mod invalidation;
 mod lenient;
 mod node_tls;
 mod one_placement;
+mod peers;
 mod placement;
 mod purge;
 mod slow_headers;

@@ -303,8 +303,17 @@ impl RunningRouter {
         Self::start_with(config, true).await
     }
 
+    /// A router on a traffic listener the test bound (routers that name each other).
+    pub async fn start_on(listener: TcpListener, config: RouterConfig) -> RunningRouter {
+        Self::serve_on(listener, config, false).await
+    }
+
     async fn start_with(config: RouterConfig, tls: bool) -> RunningRouter {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::serve_on(listener, config, tls).await
+    }
+
+    async fn serve_on(listener: TcpListener, config: RouterConfig, tls: bool) -> RunningRouter {
         let admin = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let (addr, admin_addr) = (listener.local_addr().unwrap(), admin.local_addr().unwrap());
         let mut router = Router::new(config).unwrap();
