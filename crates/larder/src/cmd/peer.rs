@@ -15,8 +15,9 @@ use router::{NodeConfig, RouterConfig, RouterError};
 /// The node (the server of `larder node`, with its flags) listens on --backend, where the
 /// other peers reach it. The distributor (the router of `larder route`: the same
 /// placement, health checks, drain, reload and admin API) accepts clients on --listen and
-/// places each request over this node and the other peers' nodes (--peer, --peers-dns)
-/// with the same policy, load reports and holdings a router uses, so every peer agrees
+/// places each request over this node and the other peers' nodes (--peer, one for each
+/// other peer's --backend or --advertise address, or --peers-dns; this peer's own node is
+/// always one of them) with the same policy, load reports and holdings a router uses, so every peer agrees
 /// where a document lives. What this node should serve it serves; every other request is
 /// forwarded to the node that should serve it, over pooled keep-alive connections.
 ///
@@ -45,10 +46,6 @@ pub struct Args {
     /// pod's address when --backend is 0.0.0.0:8081).
     #[arg(long, value_name = "ADDR")]
     advertise: Option<SocketAddr>,
-    /// Another peer's node (its --backend or --advertise address); repeat for each. This
-    /// peer's own node is always one of the nodes, named or not.
-    #[arg(long = "peer", value_name = "ADDR")]
-    peers: Vec<SocketAddr>,
     /// Find the peers' nodes through DNS: every A and AAAA record of NAME is a peer's
     /// node on PORT (a Kubernetes headless Service, say), this peer's own included (it is
     /// found under --advertise); asked again as `larder route --nodes-dns` does.
@@ -144,6 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// The node on a thread of its own (its own event loop, as `larder node` runs it), the
 /// distributor on a runtime beside it; the node stops once the distributor has drained.
 fn serve(args: Args) -> anyhow::Result<()> {
+    let peers = args.node.peers.clone();
     let (cfg, _docroot) = args.node.config()?;
     cfg.validate()?;
     super::node::raise_fd_limit(&cfg)?;
@@ -153,7 +151,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
     let peering = Peering {
         listen: args.listen,
         own: args.advertise.unwrap_or(bound),
-        peers: args.peers,
+        peers,
         peers_dns: args.peers_dns,
         policy: args.policy,
         admin: args.admin,
