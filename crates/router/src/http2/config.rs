@@ -46,6 +46,9 @@ pub struct Http2Config {
     /// Response bytes the router queues per stream beyond what the client's window takes.
     /// Default is 65536.
     pub max_send_buffer_bytes: usize,
+    /// `PING` and `SETTINGS` frames (each one the router must answer) a client may send in
+    /// one second: beyond it the connection is closed. Default is 100.
+    pub max_control_frames_per_second: u32,
 }
 
 impl Default for Http2Config {
@@ -60,6 +63,7 @@ impl Default for Http2Config {
             max_pending_reset_streams: 20,
             max_error_reset_streams: 1024,
             max_send_buffer_bytes: 64 * 1024,
+            max_control_frames_per_second: 100,
         }
     }
 }
@@ -83,6 +87,9 @@ impl Http2Config {
         }
         if self.max_header_list_bytes < 1024 {
             return bad("max_header_list_bytes must be at least 1024");
+        }
+        if self.max_control_frames_per_second == 0 {
+            return bad("max_control_frames_per_second must be at least 1");
         }
         if self.max_send_buffer_bytes == 0 {
             return bad("max_send_buffer_bytes must be at least 1");

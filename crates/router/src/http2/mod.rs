@@ -6,15 +6,19 @@
 //! different nodes at once, each over the nodes' HTTP/1.1 pools.
 //!
 //! Its files: `config` (the `[http2]` section), `stream` (one request), `rewind` (the
-//! bytes the HTTP/1.1 reader took before it saw the preface), `counts` (for `/stats`).
+//! bytes the HTTP/1.1 reader took before it saw the preface), `flood_guard` (a limit on
+//! the `PING` and `SETTINGS` frames a client sends), `counts` (for `/stats`).
 
 pub mod config;
 pub(crate) mod counts;
+mod flood_guard;
 pub(crate) mod rewind;
 mod stream;
 
+use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinSet;
@@ -25,6 +29,7 @@ use crate::drain::DrainWait;
 use crate::pools::Pools;
 
 use counts::Http2Counts;
+use flood_guard::FloodGuard;
 
 /// How an HTTP/2 connection starts (RFC 9113 §3.4); its first line is enough to tell it
 /// from an HTTP/1.1 request.
@@ -56,7 +61,9 @@ pub(crate) async fn serve<T>(
 {
     let settings = cluster.settings();
     let builder = settings.config.http2.builder();
+    let io = FloodGuard::new(io, settings.config.http2.max_control_frames_per_second);
     let (header, idle) = (settings.config.timeouts.header, settings.config.timeouts.idle);
+    let max_streams = settings.config.http2.max_concurrent_streams as usize;
     drop(settings);
     let handshake = tokio::time::timeout(header, builder.handshake::<_, bytes::Bytes>(io)).await;
     let Ok(Ok(mut connection)) = handshake else { return };
@@ -75,8 +82,13 @@ pub(crate) async fn serve<T>(
     tokio::pin!(idle_timer);
     let mut closing = false;
     loop {
+        // Streams whose tasks still run (a request at its node after the client reset
+        // it) are not taken up past the stream limit: the connection is still driven,
+        // and what the client opens and cancels meanwhile counts against
+        // `max_pending_reset_streams` (Rapid Reset).
+        let accepting = streams.len() < max_streams;
         tokio::select! {
-            accepted = connection.accept() => match accepted {
+            next = poll_fn(|cx| next_stream(&mut connection, accepting, cx)) => match next {
                 Some(Ok((request, respond))) => {
                     streams.spawn(stream::serve(shared.clone(), request, respond));
                 }
@@ -104,3 +116,27 @@ pub(crate) async fn serve<T>(
     drop(connection);
     while streams.join_next().await.is_some() {}
 }
+
+/// Drive `connection`: the next stream when `accepting`, else only its I/O (sending,
+/// window updates, frames queued for later) until it closes.
+fn next_stream<T, B>(
+    connection: &mut h2::server::Connection<T, B>,
+    accepting: bool,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Accepted<B>, h2::Error>>>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    B: bytes::Buf,
+{
+    if accepting {
+        return connection.poll_accept(cx);
+    }
+    match connection.poll_closed(cx) {
+        Poll::Ready(Ok(())) => Poll::Ready(None),
+        Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
+        Poll::Pending => Poll::Pending,
+    }
+}
+
+/// A stream the client opened: its request, and where its response goes.
+type Accepted<B> = (http::Request<h2::RecvStream>, h2::server::SendResponse<B>);

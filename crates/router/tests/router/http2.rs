@@ -317,3 +317,24 @@ async fn a_drain_lets_the_open_stream_finish_then_closes_with_goaway() {
     assert!(ended.is_ok(), "{ended:?}");
     tokio::time::timeout(LIMIT, stopping).await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_closes_its_connection_and_another_client_is_served() {
+    const PING: u8 = 0x6;
+    let backend = Backend::start("b1").await;
+    let router = RunningRouter::start(config(&[&backend], "rr")).await;
+    let mut flooder = TcpStream::connect(router.addr).await.unwrap();
+    let mut burst = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    burst.extend(frame(SETTINGS, 0, 0, &[]));
+    for i in 0..1_000u64 {
+        burst.extend(frame(PING, 0, 0, &i.to_be_bytes()));
+    }
+    let _ = tokio::time::timeout(LIMIT, flooder.write_all(&burst)).await;
+    // Closed (the read ends), whatever it answered before.
+    goaway_then_close(&mut flooder).await;
+
+    let send = prior_knowledge(router.addr).await;
+    let got = fetch(&send, "GET", "/calm", b"").await;
+    assert_eq!((got.status, got.body.as_slice()), (200, &b"b1 /calm"[..]));
+    router.stop().await;
+}
