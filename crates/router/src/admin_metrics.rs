@@ -2,7 +2,7 @@
 //! [`wire::Exposition`] (the `prometheus-client` encoder). Per node (label `node`):
 //! requests, errors, responses by status class (label `class`), in-flight, load, up,
 //! histograms of whole-request and upstream time; per policy: table size, reassignments,
-//! replications.
+//! replications; requests by client protocol (label `protocol`) and HTTP/2 connections.
 
 use std::time::Instant;
 
@@ -101,6 +101,27 @@ pub(crate) fn metrics(cluster: &Cluster) -> String {
             vec![(vec![], share)],
         );
     }
+    let http2 = cluster.http2_counts();
+    let all: u64 = nodes.iter().map(|&(_, n)| n.stats.requests).sum();
+    let by_protocol = vec![
+        (vec![("protocol", "http/1.1".to_string())], all.saturating_sub(http2.requests())),
+        (vec![("protocol", "h2".to_string())], http2.requests()),
+    ];
+    e.counter(
+        "larder_route_requests_by_protocol",
+        "Requests dispatched to nodes, by the protocol the client spoke.",
+        by_protocol,
+    );
+    e.gauge(
+        "larder_route_http2_connections_open",
+        "HTTP/2 client connections open now.",
+        vec![(vec![], http2.connections_open() as f64)],
+    );
+    e.counter(
+        "larder_route_http2_connections",
+        "HTTP/2 client connections accepted.",
+        vec![(vec![], http2.connections())],
+    );
     let st = p.policy.stats();
     e.gauge(
         "larder_route_policy_table_entries",

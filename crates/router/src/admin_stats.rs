@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use policy::NodeId;
 use serde_json::json;
-use wire::router_stats::{HotTarget, NodeRow, NodeState, PlacementStats, PolicyStats};
+use wire::router_stats::{
+    HotTarget, NodeRow, NodeState, PlacementStats, PolicyStats, ProtocolStats,
+};
 use wire::RouterStats;
 
 use crate::cluster::{Cluster, NodeStatus, Placement};
@@ -29,7 +31,7 @@ pub(crate) fn stats(cluster: &Cluster) -> RouterStats {
     let router = cluster.settings().config.router_name();
     let p = cluster.placement();
     let policy_stats = p.policy.stats();
-    let nodes = p
+    let nodes: Vec<NodeRow> = p
         .nodes
         .iter()
         .enumerate()
@@ -93,8 +95,21 @@ pub(crate) fn stats(cluster: &Cluster) -> RouterStats {
         placement: placement(&p, now),
         hot_targets_tracked: hot_tracked,
         hot_targets: hot.iter().take(STATS_HOT_TARGETS).map(|e| hot_target(&p, e)).collect(),
+        protocols: protocols(cluster, &nodes),
         nodes,
         discovery,
+    }
+}
+
+/// Requests by protocol: HTTP/2 counts its own, HTTP/1.1's are the rest of the nodes'.
+fn protocols(cluster: &Cluster, nodes: &[NodeRow]) -> ProtocolStats {
+    let counts = cluster.http2_counts();
+    let all: u64 = nodes.iter().map(|n| n.requests).sum();
+    ProtocolStats {
+        http1_requests: all.saturating_sub(counts.requests()),
+        http2_requests: counts.requests(),
+        http2_connections_open: counts.connections_open(),
+        http2_connections: counts.connections(),
     }
 }
 

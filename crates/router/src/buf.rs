@@ -39,6 +39,11 @@ impl IoBuf {
         IoBuf { data: Vec::new(), start: 0, size, pool: Some(pool) }
     }
 
+    /// The pool its memory comes from, if any.
+    pub(crate) fn pool(&self) -> Option<&Arc<BufPool>> {
+        self.pool.as_ref()
+    }
+
     /// The bytes received and not yet consumed.
     pub(crate) fn filled(&self) -> &[u8] {
         &self.data[self.start..]

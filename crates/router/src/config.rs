@@ -14,6 +14,7 @@ use policy::{
 use serde::{Deserialize, Serialize};
 
 pub use crate::discovery::config::{DiscoveryConfig, DnsKind, DnsName};
+pub use crate::http2::config::Http2Config;
 pub use crate::ip_network::IpNetwork;
 pub use crate::node_addr::NodeAddr;
 use crate::RouterError;
@@ -85,6 +86,8 @@ pub struct RouterConfig {
     pub discovery: DiscoveryConfig,
     pub tls: TlsConfig,
     pub node_tls: NodeTlsConfig,
+    /// HTTP/2 for clients and its limits.
+    pub http2: Http2Config,
 }
 
 impl Default for RouterConfig {
@@ -115,6 +118,7 @@ impl Default for RouterConfig {
             discovery: DiscoveryConfig::default(),
             tls: TlsConfig::default(),
             node_tls: NodeTlsConfig::default(),
+            http2: Http2Config::default(),
         }
     }
 }
@@ -868,6 +872,7 @@ impl RouterConfig {
             return bad("nodes: at least one node (or a name in discovery.dns) is needed");
         }
         self.discovery.validate()?;
+        self.http2.validate()?;
         for (i, n) in self.nodes.iter().enumerate() {
             if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
                 return Err(RouterError::Config(format!("nodes: {} is listed twice", n.addr)));

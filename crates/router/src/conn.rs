@@ -7,14 +7,12 @@
 //! Every request on a keep-alive connection is dispatched on its own (extended LARD's
 //! per-request distribution), so consecutive requests may go to different nodes.
 
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http1::{BodyFraming, ParseError, Status};
-use policy::{Outcome, Target};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
@@ -24,15 +22,14 @@ use crate::access_log::{AccessEntry, AccessLog};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
 use crate::client_io::ClientIo;
-use crate::cluster::{Cluster, Dispatch, Finished, Settings};
+use crate::cluster::{Cluster, Dispatch, Settings};
 use crate::drain::DrainWait;
+use crate::exchange::{self, AttemptError, Fault};
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
-use crate::health::Failure;
-use crate::invalidate;
+use crate::http2;
 use crate::pipe_pool::PipePool;
 use crate::pools::Pools;
 use crate::purge;
-use crate::stats::Answered;
 use crate::tunnel;
 use crate::turn;
 use crate::upstream::Pooled;
@@ -74,45 +71,6 @@ struct Sent<N> {
     /// The response's first byte, when watching for an early answer took it off the
     /// connection (TLS cannot peek).
     first: Option<u8>,
-}
-
-/// Why one attempt at a node did not complete.
-#[derive(Debug)]
-enum Fault {
-    /// Could not connect: the node is ejected at once.
-    Connect,
-    /// A pooled connection turned out closed before any response byte.
-    Stale,
-    /// The node broke the exchange (reset, early close, garbage).
-    Upstream,
-    /// The node did not answer in time.
-    UpstreamTimeout,
-    /// Health checks took the node down while the request waited for its answer.
-    NodeDown,
-    /// The client broke the exchange; answer with the rejection if there is one.
-    Client(Option<Rejection>),
-}
-
-struct AttemptError {
-    fault: Fault,
-    /// The status of the response whose bytes already went to the client (an interim
-    /// one's, or the final one's): nothing can be retried or sent, only logged.
-    response_started: Option<u16>,
-}
-
-impl AttemptError {
-    fn before(fault: Fault) -> Self {
-        AttemptError { fault, response_started: None }
-    }
-
-    fn node_failure(&self) -> Option<Failure> {
-        match self.fault {
-            Fault::Connect => Some(Failure::Connect),
-            Fault::Upstream | Fault::UpstreamTimeout => Some(Failure::Exchange),
-            // Already down: nothing more to count.
-            Fault::Stale | Fault::NodeDown | Fault::Client(_) => None,
-        }
-    }
 }
 
 pub(crate) struct Connection<S: ClientIo> {
@@ -181,7 +139,13 @@ impl<S: ClientIo> Connection<S> {
             match self.read_request(&settings, first, &mut req).await {
                 Ok(true) => {}
                 Ok(false) => return,
-                Err(rejection) => break self.reject(&settings, &rejection, None).await,
+                Err(rejection) => {
+                    if first && self.is_http2(&settings) {
+                        // Boxed: an HTTP/1.1 connection's future stays its own size.
+                        return Box::pin(self.into_http2()).await;
+                    }
+                    break self.reject(&settings, &rejection, None).await;
+                }
             }
             first = false;
             match self.exchange(&settings, &req).await {
@@ -197,6 +161,22 @@ impl<S: ClientIo> Connection<S> {
             // end from a cut), within the linger time however slow the client is.
             let _ = tokio::time::timeout(linger, self.stream.shutdown()).await;
         }
+    }
+
+    /// The connection began with the HTTP/2 preface (prior knowledge), which the
+    /// HTTP/1.1 parser refused: only then is it looked for, so HTTP/1.1 pays nothing.
+    #[cold]
+    fn is_http2(&self, settings: &Settings) -> bool {
+        settings.config.http2.enabled && self.client_buf.filled().starts_with(http2::PREFACE_LINE)
+    }
+
+    /// Serve the connection as HTTP/2, from the bytes already read.
+    async fn into_http2(self) {
+        let prefix = self.client_buf.filled().to_vec();
+        let bufs = self.client_buf.pool().cloned().unwrap_or_default();
+        let pools = Pools { bufs, pipes: self.pipes };
+        let io = http2::rewind::Rewind::new(prefix, self.stream);
+        http2::serve(io, self.peer, self.cluster, self.access_log, self.drain, pools).await;
     }
 
     /// Close without resetting a client that is still sending: closing a socket with
@@ -368,13 +348,10 @@ impl<S: ClientIo> Connection<S> {
         fault: Fault,
         node: &str,
     ) -> Flow {
-        let status = match fault {
-            Fault::Client(None) => return Flow::Close,
-            Fault::Client(Some(r)) => return self.reject(settings, &r, Some(req)).await,
-            Fault::UpstreamTimeout => Status::GATEWAY_TIMEOUT,
-            Fault::Connect | Fault::Stale | Fault::Upstream | Fault::NodeDown => {
-                Status::BAD_GATEWAY
-            }
+        let status = match (fault.status(), fault) {
+            (Some(status), _) => status,
+            (None, Fault::Client(Some(r))) => return self.reject(settings, &r, Some(req)).await,
+            (None, _) => return Flow::Close,
         };
         let body = format!("{status}\n");
         self.send_error(settings, Some(req), status, &body, true, node).await;
@@ -404,7 +381,7 @@ impl<S: ClientIo> Connection<S> {
             return self.reject(settings, &refused, Some(req)).await;
         }
         let start = Instant::now();
-        let target = match map_target(settings, req, &mut self.path) {
+        let target = match exchange::map_target(settings, req, &mut self.path) {
             Ok(t) => t,
             Err(rejection) => return self.reject(settings, &rejection, Some(req)).await,
         };
@@ -415,8 +392,7 @@ impl<S: ClientIo> Connection<S> {
             }
         }
 
-        // On a peer, a request another peer's distributor forwarded is served here.
-        let to_local = settings.config.local_node.filter(|_| req.passed(&settings.config.via));
+        let to_local = exchange::pinned_node(settings, req);
         let mut exclude = None;
         // Why the first node failed: the answer when no other node can take the retry.
         let mut first_failure: Option<(Fault, Arc<str>)> = None;
@@ -442,40 +418,31 @@ impl<S: ClientIo> Connection<S> {
             };
             let e = match result {
                 Ok(done) => {
-                    let t = Some(done.upstream_time);
-                    let duration = done.at.saturating_duration_since(began);
-                    let answered = Some(Answered { status: done.status, duration });
-                    let how =
-                        Finished { outcome: Outcome::Ok, upstream_time: t, answered, at: done.at };
-                    self.cluster.finish(dispatch.node, &target, &how);
-                    invalidate::after_response(&self.cluster, dispatch.node, req, done.status);
+                    let (status, t) = (done.status, done.upstream_time);
+                    exchange::completed(
+                        &self.cluster,
+                        &dispatch,
+                        &target,
+                        req,
+                        status,
+                        t,
+                        began,
+                        done.at,
+                    );
                     self.last = done.at;
-                    self.log(req, done.status, done.bytes, &dispatch.name, t);
+                    self.log(req, status, done.bytes, &dispatch.name, Some(t));
                     return done.flow;
                 }
                 Err(e) => e,
             };
-            let failure = e.node_failure();
-            let node_at_fault = failure.is_some() || matches!(e.fault, Fault::NodeDown);
-            let outcome = if node_at_fault { Outcome::Failed } else { Outcome::Ok };
             self.last = Instant::now();
-            let answered = e.response_started.map(|status| Answered {
-                status,
-                duration: self.last.saturating_duration_since(began),
-            });
-            let how = Finished { outcome, upstream_time: None, answered, at: self.last };
-            self.cluster.finish(dispatch.node, &target, &how);
-            if let Some(f) = failure {
-                self.cluster.failed(dispatch.node, f, self.last);
-            }
+            let node_at_fault =
+                exchange::attempt_failed(&self.cluster, &dispatch, &target, &e, began, self.last);
             if let Some(status) = e.response_started {
                 self.log(req, status, 0, &dispatch.name, None);
                 return Flow::Close;
             }
-            // A failed connect sent nothing, so any request can go elsewhere; after that,
-            // only a GET or HEAD without a body is sent twice.
-            let replayable = req.retryable() || matches!(e.fault, Fault::Connect);
-            if node_at_fault && replayable && exclude.is_none() {
+            if exchange::retry(req, &e, node_at_fault, exclude.is_some()) {
                 exclude = Some(dispatch.node);
                 // The retry is an exchange of its own: its timeouts count from now, not
                 // from when the first node was tried (or it would time out at once).
@@ -556,43 +523,11 @@ impl<S: ClientIo> Connection<S> {
     ) -> Result<Sent<N>, AttemptError> {
         let cfg = &settings.config;
         let t = &cfg.timeouts;
-        let pooled = if fresh { None } else { dispatch.upstream.take(t.pool_idle, start) };
-        let reused = pooled.is_some();
-        let (mut upstream, at) = match pooled {
-            Some(s) => (s, start),
-            None => {
-                let node_tls = settings.node_tls.as_ref();
-                let s = N::connect(dispatch.upstream.at(), node_tls, t.upstream_connect)
-                    .await
-                    .map_err(|_| AttemptError::before(Fault::Connect))?;
-                (s, Instant::now())
-            }
-        };
+        let (mut upstream, at, reused) =
+            exchange::upstream_connection::<N>(settings, dispatch, fresh, start).await?;
         // A request that cannot be replayed never meets a stale connection silently.
         let lost = if reused && req.retryable() { Fault::Stale } else { Fault::Upstream };
-
-        self.out.clear();
-        match req.host_missing_at {
-            // An HTTP/1.0 request without Host: HTTP/1.1 upstream needs one.
-            Some(at) => {
-                self.out.extend_from_slice(&req.upstream_head[..at]);
-                let _ = match &dispatch.upstream.server_name {
-                    Some(name) => write!(self.out, "Host: {}\r\n", name.to_str()),
-                    None => write!(self.out, "Host: {}\r\n", dispatch.upstream.addr),
-                };
-                self.out.extend_from_slice(&req.upstream_head[at..]);
-            }
-            None => self.out.extend_from_slice(&req.upstream_head),
-        }
-        if let Some(hint) = dispatch.hint {
-            // The target, last before the blank line, so the node's holdings name it.
-            self.out.truncate(self.out.len() - 2);
-            hint.write_field(&mut self.out);
-            if let Some(peer) = &dispatch.peer {
-                wire::PeerHint(peer.addr).write_field(&mut self.out);
-            }
-            self.out.extend_from_slice(b"\r\n");
-        }
+        exchange::write_upstream_head(req, dispatch, &mut self.out);
         let plan = BodyPlan {
             framing: req.framing,
             chunked_out: true,
@@ -780,31 +715,4 @@ impl<S: ClientIo> Connection<S> {
             upstream,
         });
     }
-}
-
-/// The request's target, its normalised path written into `path`. `OPTIONS *` has no
-/// path: it is one target of its own. The nodes' invalidation path is the router's to
-/// use, never a client's (a node trusts the router's address with it).
-fn map_target(settings: &Settings, req: &Request, path: &mut String) -> Result<Target, Rejection> {
-    if wire::Invalidation::is_invalidation_target(&req.target) {
-        return Err(Rejection::Internal);
-    }
-    if req.target == "*" {
-        path.clear();
-        path.push('*');
-        return Ok(Target::from_key(0));
-    }
-    let mapped = settings.mapper.map_into(req.target.as_bytes(), path).map_err(Rejection::Target);
-    match mapped {
-        Ok(target) if settings.config.mapping.host_in_key => Ok(on_site(target, req)),
-        mapped => mapped,
-    }
-}
-
-/// `target` on the site of `req` (`mapping.host_in_key`): out of line, so a router that
-/// keys by path alone pays one test for it.
-#[cold]
-#[inline(never)]
-fn on_site(target: Target, req: &Request) -> Target {
-    target.on_site(req.host().unwrap_or_default())
 }

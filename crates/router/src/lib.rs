@@ -5,8 +5,13 @@
 //! Map of the crate:
 //! - [`config`]: the configuration ([`RouterConfig`]), from TOML or flags.
 //! - [`overrides`]: command-line values over a config file ([`Overrides`]).
-//! - `conn`: one client connection and the walk of each request on it: send the request,
-//!   read the response head, relay the response; one writer for every error response.
+//! - `conn`: one HTTP/1.1 client connection and the walk of each request on it: send the
+//!   request, read the response head, relay the response; one writer for every error
+//!   response. A plain connection that starts with the HTTP/2 preface goes to `http2`.
+//! - `http2`: HTTP/2 client connections (ALPN `h2`, or prior knowledge), each stream a
+//!   request; its `[http2]` limits.
+//! - `exchange`: the phases of a request both protocols share: map, connect or take a
+//!   pooled connection, the node's head, account, retry, the status of a failed attempt.
 //! - `head`: request and response heads, parsed strictly and rewritten (hop-by-hop
 //!   fields, `X-Forwarded-For`, `Via`, `X-Larder-Node`, `X-Larder-Router`); framing
 //!   comes from `http1`.
@@ -74,9 +79,11 @@ mod discovery;
 mod drain;
 pub mod error;
 mod ewma;
+mod exchange;
 mod head;
 mod health;
 mod hot;
+mod http2;
 mod invalidate;
 pub mod ip_network;
 mod log;
@@ -107,7 +114,9 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-pub use config::{NodeAddr, NodeConfig, NodeTlsConfig, RouterConfig, SniCertificate, TlsConfig};
+pub use config::{
+    Http2Config, NodeAddr, NodeConfig, NodeTlsConfig, RouterConfig, SniCertificate, TlsConfig,
+};
 pub use error::RouterError;
 pub use log::event;
 pub use overrides::Overrides;
@@ -313,7 +322,7 @@ async fn accept_on(
 }
 
 /// A TLS client: the handshake (with the certificates current now, within the header
-/// timeout), then requests as on a plain connection.
+/// timeout), then HTTP/2 when ALPN chose it, else requests as on a plain connection.
 async fn handshake_then_serve(
     stream: tokio::net::TcpStream,
     peer: std::net::SocketAddr,
@@ -328,7 +337,11 @@ async fn handshake_then_serve(
     drop(settings);
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
     if let Ok(Ok(stream)) = tokio::time::timeout(limit, acceptor.accept(stream)).await {
-        conn::Connection::new(stream, peer, cluster, log, drain, pools).run().await;
+        if stream.get_ref().1.alpn_protocol() == Some(tls::ALPN_H2) {
+            http2::serve(stream, peer, cluster, log, drain, pools).await;
+        } else {
+            conn::Connection::new(stream, peer, cluster, log, drain, pools).run().await;
+        }
     }
 }
 

@@ -17,9 +17,16 @@ use rustls::sign::CertifiedKey;
 use crate::config::TlsConfig;
 use crate::RouterError;
 
+/// The ALPN name of HTTP/2 over TLS.
+pub(crate) const ALPN_H2: &[u8] = b"h2";
+
 /// The server configuration `tls` describes, or why it cannot be built (a file missing or
-/// unreadable, no certificate in it, a key that does not match).
-pub(crate) fn server_config(tls: &TlsConfig) -> Result<Arc<rustls::ServerConfig>, RouterError> {
+/// unreadable, no certificate in it, a key that does not match). With `http2`, ALPN
+/// offers `h2` first, so clients that speak it choose it.
+pub(crate) fn server_config(
+    tls: &TlsConfig,
+    http2: bool,
+) -> Result<Arc<rustls::ServerConfig>, RouterError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut by_name = HashMap::new();
     for sni in &tls.sni {
@@ -34,7 +41,11 @@ pub(crate) fn server_config(tls: &TlsConfig) -> Result<Arc<rustls::ServerConfig>
         .map_err(|e| tls_error("protocol versions", e))?
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(resolver));
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = if http2 {
+        vec![ALPN_H2.to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     Ok(Arc::new(config))
 }
 

@@ -27,6 +27,21 @@ pub struct RouterStats {
     /// DNS discovery's names, their nodes, last refresh and last error.
     #[serde(default)]
     pub discovery: DiscoveryStats,
+    /// Requests by the protocol clients spoke, and HTTP/2's connections.
+    #[serde(default)]
+    pub protocols: ProtocolStats,
+}
+
+/// Requests sent to nodes by the protocol the client spoke (a retry counts again, as in
+/// each node's `requests`), and the HTTP/2 connections.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolStats {
+    pub http1_requests: u64,
+    pub http2_requests: u64,
+    /// HTTP/2 client connections open now.
+    pub http2_connections_open: u64,
+    /// HTTP/2 client connections since the router started.
+    pub http2_connections: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

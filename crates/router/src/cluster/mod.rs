@@ -39,6 +39,7 @@ use crate::discovery::Discovered;
 use crate::error::RouterError;
 use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
+use crate::http2::counts::Http2Counts;
 use crate::log::event;
 use crate::monitor::NodeReport;
 use crate::poison::Recover;
@@ -64,6 +65,7 @@ pub(crate) struct Cluster {
     hot: Mutex<HotTargets>,
     sources: Mutex<Sources>,
     discovered: Mutex<Discovered>,
+    http2: Arc<Http2Counts>,
 }
 
 impl Cluster {
@@ -84,6 +86,7 @@ impl Cluster {
             hot: Mutex::new(hot),
             sources: Mutex::new(sources),
             discovered: Mutex::new(Discovered::default()),
+            http2: Arc::default(),
         };
         cluster.placement().push_membership(&rules, Instant::now());
         Ok(cluster)
@@ -104,6 +107,11 @@ impl Cluster {
     /// Discovery's state (the loop's and `/stats`').
     pub(crate) fn discovered(&self) -> MutexGuard<'_, Discovered> {
         self.discovered.lock().recover()
+    }
+
+    /// What HTTP/2 connections count, for `/stats` and `/metrics`.
+    pub(crate) fn http2_counts(&self) -> Arc<Http2Counts> {
+        self.http2.clone()
     }
 
     fn sources(&self) -> MutexGuard<'_, Sources> {

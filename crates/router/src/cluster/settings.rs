@@ -41,7 +41,7 @@ impl Settings {
         let tls = if config.tls.cert.is_empty() {
             None
         } else {
-            Some(crate::tls::server_config(&config.tls)?)
+            Some(crate::tls::server_config(&config.tls, config.http2.enabled)?)
         };
         let node_tls = match config.node_tls.ca.as_str() {
             "" => None,

@@ -191,6 +191,8 @@ async fn serve_backend_conn<S: AsyncRead + AsyncWrite + Unpin>(
         }
         let body = if let Some(size) = path.strip_prefix("/big/") {
             vec![b'x'; size.parse().unwrap_or(0)]
+        } else if let Some(size) = path.strip_prefix("/pattern/") {
+            pattern(size.parse().unwrap_or(0))
         } else {
             format!("{name} {path}").into_bytes()
         };
@@ -198,6 +200,11 @@ async fn serve_backend_conn<S: AsyncRead + AsyncWrite + Unpin>(
             return;
         }
     }
+}
+
+/// `len` bytes that differ from their neighbours (a byte lost, doubled or moved shows).
+pub fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8 ^ (i / 251) as u8).collect()
 }
 
 async fn respond<S: AsyncWrite + Unpin>(

@@ -1,0 +1,142 @@
+//! HTTP/2 at the front door, on the `h2` crate (framing, HPACK, flow control, and the
+//! defences against floods of resets, CONTINUATION frames and oversized header lists):
+//! a client connection chooses it by ALPN `h2` on the TLS listener, or by starting with
+//! the connection preface on the plain one (prior knowledge). Every stream is one request
+//! and runs in a task of its own (`stream`), so the streams of one connection go to
+//! different nodes at once, each over the nodes' HTTP/1.1 pools.
+//!
+//! Its files: `config` (the `[http2]` section), `stream` (one request), `rewind` (the
+//! bytes the HTTP/1.1 reader took before it saw the preface), `flood_guard` (a limit on
+//! the `PING` and `SETTINGS` frames a client sends), `counts` (for `/stats`).
+
+pub mod config;
+pub(crate) mod counts;
+mod flood_guard;
+pub(crate) mod rewind;
+mod stream;
+
+use std::future::poll_fn;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinSet;
+
+use crate::access_log::AccessLog;
+use crate::cluster::Cluster;
+use crate::drain::DrainWait;
+use crate::pools::Pools;
+
+use counts::Http2Counts;
+use flood_guard::FloodGuard;
+
+/// How an HTTP/2 connection starts (RFC 9113 §3.4); its first line is enough to tell it
+/// from an HTTP/1.1 request.
+pub(crate) const PREFACE_LINE: &[u8] = b"PRI * HTTP/2.0\r\n";
+
+/// What every stream of one connection shares.
+pub(crate) struct Shared {
+    peer: SocketAddr,
+    /// The client's address as written into `X-Forwarded-For`.
+    client: Vec<u8>,
+    cluster: Arc<Cluster>,
+    access_log: Option<Arc<AccessLog>>,
+    pools: Pools,
+    counts: Arc<Http2Counts>,
+}
+
+/// Serve one HTTP/2 client connection until it closes, breaks the protocol or a limit,
+/// idles, or the router drains (then `GOAWAY`: streams already open finish, no new one
+/// starts). Returns once every stream's task has ended, so its requests are accounted.
+pub(crate) async fn serve<T>(
+    io: T,
+    peer: SocketAddr,
+    cluster: Arc<Cluster>,
+    access_log: Option<Arc<AccessLog>>,
+    mut drain: DrainWait,
+    pools: Pools,
+) where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let settings = cluster.settings();
+    let builder = settings.config.http2.builder();
+    let io = FloodGuard::new(io, settings.config.http2.max_control_frames_per_second);
+    let (header, idle) = (settings.config.timeouts.header, settings.config.timeouts.idle);
+    let max_streams = settings.config.http2.max_concurrent_streams as usize;
+    drop(settings);
+    let handshake = tokio::time::timeout(header, builder.handshake::<_, bytes::Bytes>(io)).await;
+    let Ok(Ok(mut connection)) = handshake else { return };
+    let counts = cluster.http2_counts();
+    let _open = counts.connection_opened();
+    let shared = Arc::new(Shared {
+        peer,
+        client: peer.ip().to_string().into_bytes(),
+        cluster,
+        access_log,
+        pools,
+        counts,
+    });
+    let mut streams = JoinSet::new();
+    let idle_timer = tokio::time::sleep(idle);
+    tokio::pin!(idle_timer);
+    let mut closing = false;
+    loop {
+        // Streams whose tasks still run (a request at its node after the client reset
+        // it) are not taken up past the stream limit: the connection is still driven,
+        // and what the client opens and cancels meanwhile counts against
+        // `max_pending_reset_streams` (Rapid Reset).
+        let accepting = streams.len() < max_streams;
+        tokio::select! {
+            next = poll_fn(|cx| next_stream(&mut connection, accepting, cx)) => match next {
+                Some(Ok((request, respond))) => {
+                    streams.spawn(stream::serve(shared.clone(), request, respond));
+                }
+                // Closed by the client, after GOAWAY, or for breaking the protocol or a
+                // limit (h2 has sent the GOAWAY saying why).
+                Some(Err(_)) | None => break,
+            },
+            Some(_) = streams.join_next() => {
+                if streams.is_empty() {
+                    idle_timer.as_mut().reset(tokio::time::Instant::now() + idle);
+                }
+            }
+            _ = &mut drain, if !closing => {
+                closing = true;
+                connection.graceful_shutdown();
+            }
+            _ = &mut idle_timer, if !closing && streams.is_empty() => {
+                closing = true;
+                connection.graceful_shutdown();
+            }
+        }
+    }
+    // Streams still running see the connection gone (their sends fail) and end, each
+    // accounting its request.
+    drop(connection);
+    while streams.join_next().await.is_some() {}
+}
+
+/// Drive `connection`: the next stream when `accepting`, else only its I/O (sending,
+/// window updates, frames queued for later) until it closes.
+fn next_stream<T, B>(
+    connection: &mut h2::server::Connection<T, B>,
+    accepting: bool,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Accepted<B>, h2::Error>>>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+    B: bytes::Buf,
+{
+    if accepting {
+        return connection.poll_accept(cx);
+    }
+    match connection.poll_closed(cx) {
+        Poll::Ready(Ok(())) => Poll::Ready(None),
+        Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e))),
+        Poll::Pending => Poll::Pending,
+    }
+}
+
+/// A stream the client opened: its request, and where its response goes.
+type Accepted<B> = (http::Request<h2::RecvStream>, h2::server::SendResponse<B>);

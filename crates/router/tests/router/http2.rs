@@ -1,0 +1,340 @@
+//! HTTP/2 at the front door: by prior knowledge on the plain listener and by ALPN `h2` on
+//! the TLS one, bodies byte-exact both ways, concurrent streams of one connection on
+//! different nodes, the same error statuses as HTTP/1.1, and a Rapid Reset client cut
+//! off while another is served.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use h2::client::SendRequest;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+use crate::support::{
+    admin_json, config, pattern, Backend, BackendOptions, Client, RunningRouter, LIMIT,
+};
+use crate::tls::{text, tls_file};
+
+const SIZES: [usize; 5] = [0, 1, 64 * 1024, 1 << 20, 8 << 20];
+
+/// An HTTP/2 client over `io`, its connection driven by a task of its own.
+async fn h2_client<T>(io: T) -> SendRequest<Bytes>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    h2_connection(io).await.0
+}
+
+/// [`h2_client`], with the task that ends with the connection.
+async fn h2_connection<T>(io: T) -> (SendRequest<Bytes>, JoinHandle<Result<(), h2::Error>>)
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let handshake = h2::client::Builder::new()
+        .initial_window_size(1 << 20)
+        .initial_connection_window_size(4 << 20)
+        .handshake(io);
+    let (send, connection) = tokio::time::timeout(LIMIT, handshake).await.unwrap().unwrap();
+    (send, tokio::spawn(connection))
+}
+
+async fn prior_knowledge(addr: SocketAddr) -> SendRequest<Bytes> {
+    h2_client(TcpStream::connect(addr).await.unwrap()).await
+}
+
+/// A TLS client trusting the test CA and offering `h2` only.
+async fn over_tls(addr: SocketAddr) -> SendRequest<Bytes> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_file(tls_file("first-ca.pem")).unwrap()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(tls));
+    let name = ServerName::try_from("localhost").unwrap();
+    let stream = connector.connect(name, tcp).await.unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    h2_client(stream).await
+}
+
+/// A response as the client got it.
+struct Got {
+    status: u16,
+    headers: http::HeaderMap,
+    body: Vec<u8>,
+}
+
+/// Send `method path` with `body` (none when empty) and read the whole response.
+async fn fetch(send: &SendRequest<Bytes>, method: &str, path: &str, body: &[u8]) -> Got {
+    let exchange = async {
+        let mut send = send.clone().ready().await.unwrap();
+        let request = http::Request::builder()
+            .method(method)
+            .uri(format!("http://localhost{path}"))
+            .body(())
+            .unwrap();
+        let (response, mut stream) = send.send_request(request, body.is_empty()).unwrap();
+        if !body.is_empty() {
+            // h2 holds what the window does not take yet and sends it as it opens.
+            stream.send_data(Bytes::copy_from_slice(body), true).unwrap();
+        }
+        let (parts, mut recv) = response.await.unwrap().into_parts();
+        let mut got = Vec::new();
+        while let Some(chunk) = recv.data().await {
+            let chunk = chunk.unwrap();
+            recv.flow_control().release_capacity(chunk.len()).unwrap();
+            got.extend_from_slice(&chunk);
+        }
+        Got { status: parts.status.as_u16(), headers: parts.headers, body: got }
+    };
+    tokio::time::timeout(LIMIT, exchange).await.expect("response in time")
+}
+
+fn tls_router_config(backends: &[&Backend]) -> router::RouterConfig {
+    let mut c = config(backends, "rr");
+    c.tls.cert = text(&tls_file("localhost.pem"));
+    c.tls.key = text(&tls_file("localhost.key"));
+    c.limits.max_body_bytes = 16 << 20;
+    c
+}
+
+async fn downloads_and_uploads_are_byte_exact(send: &SendRequest<Bytes>, backend: &Backend) {
+    for size in SIZES {
+        let got = fetch(send, "GET", &format!("/pattern/{size}"), b"").await;
+        assert_eq!(got.status, 200);
+        assert_eq!(got.body.len(), size);
+        assert!(got.body == pattern(size), "download of {size} bytes is byte-exact");
+        assert!(got.headers.get("connection").is_none() && got.headers.get("keep-alive").is_none());
+        assert_eq!(got.headers.get("x-larder-node").unwrap(), "b1");
+    }
+    for size in SIZES {
+        let body = pattern(size);
+        let got = fetch(send, "POST", &format!("/up/{size}"), &body).await;
+        assert_eq!(got.status, 200, "{}", String::from_utf8_lossy(&got.body));
+        let seen = backend.seen();
+        let at_node = seen.iter().rev().find(|s| s.target == format!("/up/{size}")).unwrap();
+        assert!(at_node.body == body, "upload of {size} bytes arrives byte-exact");
+        assert_eq!(at_node.header("host"), Some("localhost"), ":authority is Host");
+        assert!(at_node.header("via").unwrap().contains("larder"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prior_knowledge_and_alpn_carry_bodies_byte_exact_both_ways() {
+    let backend = Backend::start("b1").await;
+    let router = RunningRouter::start_tls(tls_router_config(&[&backend])).await;
+
+    let plain = prior_knowledge(router.addr).await;
+    downloads_and_uploads_are_byte_exact(&plain, &backend).await;
+    let tls = over_tls(router.tls.unwrap()).await;
+    downloads_and_uploads_are_byte_exact(&tls, &backend).await;
+
+    // HTTP/1.1 on both listeners goes on as before.
+    let mut client = Client::connect(router.addr).await;
+    assert_eq!(client.get("/pattern/10").await.status, 200);
+    let stats = admin_json(router.admin, "/stats").await;
+    let protocols = &stats["protocols"];
+    assert_eq!(protocols["http2_requests"], 20, "{protocols}");
+    assert_eq!(protocols["http1_requests"], 1, "{protocols}");
+    assert_eq!(protocols["http2_connections"], 2, "{protocols}");
+    router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_limit_is_refused_with_413() {
+    let backend = Backend::start("b1").await;
+    let mut c = config(&[&backend], "rr");
+    c.limits.max_body_bytes = 1000;
+    let router = RunningRouter::start(c).await;
+    let send = prior_knowledge(router.addr).await;
+    assert_eq!(fetch(&send, "POST", "/up", &pattern(2000)).await.status, 413);
+    assert_eq!(fetch(&send, "POST", "/up", &pattern(1000)).await.status, 200);
+    assert_eq!(fetch(&send, "GET", "/.larder/invalidate", b"").await.status, 403);
+    assert!(backend.seen().iter().all(|s| s.body.len() == 1000));
+    router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_of_one_connection_run_at_once_on_different_nodes() {
+    let gated = BackendOptions { gated: true, ..BackendOptions::default() };
+    let b1 = Backend::start_with("b1", gated.clone()).await;
+    let b2 = Backend::start_with("b2", gated).await;
+    let router = RunningRouter::start(config(&[&b1, &b2], "rr")).await;
+    let send = prior_knowledge(router.addr).await;
+    let (s1, s2) = (send.clone(), send.clone());
+    let first = tokio::spawn(async move { fetch(&s1, "GET", "/a", b"").await });
+    let second = tokio::spawn(async move { fetch(&s2, "GET", "/b", b"").await });
+    // Both requests are at their nodes before either is answered.
+    let arrived = [b1.arrival().await, b2.arrival().await];
+    assert!(arrived.contains(&"/a".to_string()) && arrived.contains(&"/b".to_string()));
+    b1.release(1);
+    b2.release(1);
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    assert_eq!((first.status, second.status), (200, 200));
+    let node = |g: &Got| g.headers.get("x-larder-node").unwrap().to_str().unwrap().to_string();
+    assert_ne!(node(&first), node(&second));
+    router.stop().await;
+}
+
+/// A router whose only node is a closed port.
+async fn router_of_a_dead_node() -> RunningRouter {
+    let dead = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = dead.local_addr().unwrap();
+    drop(dead);
+    let c = router::RouterConfig {
+        nodes: vec![router::NodeConfig::new(addr)],
+        ..router::RouterConfig::default()
+    };
+    RunningRouter::start(c).await
+}
+
+async fn status_over_h2(router: &RunningRouter) -> u16 {
+    fetch(&prior_knowledge(router.addr).await, "GET", "/x", b"").await.status
+}
+
+async fn status_over_h1(router: &RunningRouter) -> u16 {
+    Client::connect(router.addr).await.get("/x").await.status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_node_gets_the_same_statuses_as_on_http_1_1() {
+    // The failed connect: 502, and the node is taken down; then no node: 503.
+    let router = router_of_a_dead_node().await;
+    assert_eq!(status_over_h2(&router).await, 502);
+    assert_eq!((status_over_h1(&router).await, status_over_h2(&router).await), (503, 503));
+    router.stop().await;
+    let router = router_of_a_dead_node().await;
+    assert_eq!(status_over_h1(&router).await, 502);
+    assert_eq!(status_over_h2(&router).await, 503);
+    router.stop().await;
+}
+
+/// One HTTP/2 frame's bytes.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len() as u32;
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const GOAWAY: u8 = 0x7;
+const CANCEL: u32 = 0x8;
+const ENHANCE_YOUR_CALM: u32 = 0xb;
+
+/// The GOAWAY error code the router sent before closing, if any; reads until the end of
+/// the connection (bounded in bytes and time).
+async fn goaway_then_close(stream: &mut TcpStream) -> Option<u32> {
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let read = async {
+        while got.len() < 64 << 20 {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&chunk[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(LIMIT, read).await.expect("the router closes the connection");
+    let mut at = 0;
+    let mut reason = None;
+    while at + 9 <= got.len() {
+        let len =
+            usize::from(got[at]) << 16 | usize::from(got[at + 1]) << 8 | usize::from(got[at + 2]);
+        let payload = &got[at + 9..(at + 9 + len).min(got.len())];
+        if got[at + 3] == GOAWAY && payload.len() >= 8 {
+            reason = Some(u32::from_be_bytes(payload[4..8].try_into().unwrap()));
+        }
+        at += 9 + len;
+    }
+    reason
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rapid_reset_client_is_cut_off_and_another_is_served() {
+    let backend = Backend::start("b1").await;
+    let router = RunningRouter::start(config(&[&backend], "rr")).await;
+    let mut attacker = TcpStream::connect(router.addr).await.unwrap();
+    // GET / on http://localhost, in HPACK: three static-table entries and a literal.
+    let mut block = vec![0x82, 0x86, 0x84, 0x01, 9];
+    block.extend_from_slice(b"localhost");
+    let mut burst = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    burst.extend(frame(SETTINGS, 0, 0, &[]));
+    for i in 0..2_000u32 {
+        let id = 2 * i + 1;
+        // END_STREAM | END_HEADERS, then cancelled at once.
+        burst.extend(frame(HEADERS, 0x5, id, &block));
+        burst.extend(frame(RST_STREAM, 0, id, &CANCEL.to_be_bytes()));
+    }
+    // The router may close before it has read everything: a failed write is fine.
+    let _ = tokio::time::timeout(LIMIT, attacker.write_all(&burst)).await;
+    assert_eq!(goaway_then_close(&mut attacker).await, Some(ENHANCE_YOUR_CALM));
+
+    let send = prior_knowledge(router.addr).await;
+    let got = fetch(&send, "GET", "/still", b"").await;
+    assert_eq!((got.status, got.body.as_slice()), (200, &b"b1 /still"[..]));
+    router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_lets_the_open_stream_finish_then_closes_with_goaway() {
+    let gated = BackendOptions { gated: true, ..BackendOptions::default() };
+    let backend = Backend::start_with("b1", gated).await;
+    let router = RunningRouter::start(config(&[&backend], "rr")).await;
+    let addr = router.addr;
+    let (send, connection) = h2_connection(TcpStream::connect(addr).await.unwrap()).await;
+    let s = send.clone();
+    let pending = tokio::spawn(async move { fetch(&s, "GET", "/slow", b"").await });
+    assert_eq!(backend.arrival().await, "/slow");
+    let stopping = tokio::spawn(router.stop());
+    // The listener closes just before the drain is raised.
+    let mut closed = false;
+    for _ in 0..2_000 {
+        if TcpStream::connect(addr).await.is_err() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(closed, "the router stopped listening");
+    backend.release(1);
+    let got = tokio::time::timeout(LIMIT, pending).await.unwrap().unwrap();
+    assert_eq!((got.status, got.body.as_slice()), (200, &b"b1 /slow"[..]));
+    // Closed by GOAWAY (no error), not cut.
+    let ended = tokio::time::timeout(LIMIT, connection).await.expect("closed in time").unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+    tokio::time::timeout(LIMIT, stopping).await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_closes_its_connection_and_another_client_is_served() {
+    const PING: u8 = 0x6;
+    let backend = Backend::start("b1").await;
+    let router = RunningRouter::start(config(&[&backend], "rr")).await;
+    let mut flooder = TcpStream::connect(router.addr).await.unwrap();
+    let mut burst = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    burst.extend(frame(SETTINGS, 0, 0, &[]));
+    for i in 0..1_000u64 {
+        burst.extend(frame(PING, 0, 0, &i.to_be_bytes()));
+    }
+    let _ = tokio::time::timeout(LIMIT, flooder.write_all(&burst)).await;
+    // Closed (the read ends), whatever it answered before.
+    goaway_then_close(&mut flooder).await;
+
+    let send = prior_knowledge(router.addr).await;
+    let got = fetch(&send, "GET", "/calm", b"").await;
+    assert_eq!((got.status, got.body.as_slice()), (200, &b"b1 /calm"[..]));
+    router.stop().await;
+}
