@@ -12,4 +12,5 @@ if [ "$(id -u)" != 0 ]; then
 fi
 ensure_tools ip:iproute2 tc:iproute2
 cd "$root"
-cargo test -p larder --test up_hosts_cli --locked -- --ignored
+# --workspace, as the test command builds it: the same features, so nothing is rebuilt.
+cargo test --workspace --test up_hosts_cli --locked -- --ignored

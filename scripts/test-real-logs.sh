@@ -10,4 +10,5 @@ for log in epa_aug95.log.gz apache_combined_2015.log; do
         exit 1
     fi
 done
-cargo test -p trace --test real_logs --locked -- --ignored
+# --workspace, as the test command builds it: the same features, so nothing is rebuilt.
+cargo test --workspace --test real_logs --locked -- --ignored

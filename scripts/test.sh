@@ -8,6 +8,8 @@ cargo fmt --all -- --check
 python3 scripts/module-cycles.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The scripts below drive the binary the tests just built (no second build of it).
+export LARDER="${LARDER:-${CARGO_TARGET_DIR:-$PWD/target}/debug/larder}"
 # The dashboard in headless Chromium and promtool on /metrics (installs both if missing).
 ./scripts/check-cockpit.sh
 # `larder up --hosts`: hosts of their own (needs root and iproute2, as CI has them).
