@@ -14,6 +14,7 @@ pub(crate) mod counts;
 mod flood_guard;
 pub(crate) mod rewind;
 mod stream;
+mod write_through;
 
 use std::future::poll_fn;
 use std::net::SocketAddr;
