@@ -4,12 +4,15 @@
 #
 # A larder node serves a file of SIZE_KB (1) KB; larder route (one thread, policy hash) runs under
 # `valgrind --tool=callgrind` in front of it; wrk sends keep-alive requests for DURATION
-# seconds; the router's instructions (start-up included, which REQUESTS makes small) are
-# divided by the requests wrk completed.
+# seconds after a warm-up of WARMUP seconds; the router's instructions over exactly the
+# measured interval (callgrind's counters are zeroed after the warm-up and dumped after the
+# measured run, so start-up, warm-up and shutdown are left out) are divided by the requests
+# wrk completed in it. Two builds that serve different numbers of requests therefore still
+# compare exactly.
 #
 # Settings (environment): LARDER (release binary; built if unset), LARDER_BASELINE
 # (another larder binary, measured the same way right after, with the ratio printed),
-# DURATION seconds (10), CONNECTIONS (10), KEEP (a directory to keep the callgrind outputs
+# DURATION seconds (10), WARMUP seconds (2), CONNECTIONS (10), KEEP (a directory to keep the callgrind outputs
 # in, for callgrind_annotate), SIZE_KB (1), ROUTE_TUNING and BASELINE_TUNING (keys of the
 # router config's [tuning] table for LARDER and for LARDER_BASELINE, e.g.
 # "splice_min_bytes = 0", several separated by ";": the same binary twice then compares
@@ -20,6 +23,7 @@
 set -euo pipefail
 
 DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-2}
 CONNECTIONS=${CONNECTIONS:-10}
 SIZE_KB=${SIZE_KB:-1}
 ROUTE_ARGS=${ROUTE_ARGS:-}
@@ -61,11 +65,17 @@ instructions_per_request() {
         if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
         sleep 0.1
     done
+    wrk -t1 -c"$CONNECTIONS" -d"${WARMUP}s" "http://127.0.0.1:$port/1.bin" >/dev/null
+    # The counters start at zero after the warm-up (start-up and warm-up left out) and the
+    # measured interval is dumped before the router is stopped (shutdown left out).
+    callgrind_control --zero "$pid" >/dev/null 2>&1
     out=$(wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "http://127.0.0.1:$port/1.bin")
     requests=$(echo "$out" | awk '/requests in/ {print $1}')
+    callgrind_control --dump=measured "$pid" >/dev/null 2>&1
     kill -TERM "$pid"
     wait "$pid" || true
-    total=$(awk '/^summary:/ {print $2}' "$WORK/$2.out")
+    # The dump of the measured interval is the part whose trigger names it.
+    total=$(awk '/^desc: Trigger: .*measured/ {m = 1} m && /^summary:/ {print $2; exit}' "$WORK/$2.out".*)
     python3 -c 'import sys; n, t, r = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]); print(f"{n}: {t / r:.0f} instructions per request ({r} requests)")' \
         "$2" "$total" "$requests"
 }
