@@ -90,6 +90,9 @@ pub struct ChunkedDecoder {
     pending_size: u64,
     line_len: usize,
     trailer_len: usize,
+    /// The trailer section's field lines as received, when asked to keep them
+    /// ([`ChunkedDecoder::keeping_trailers`]); bounded by `limits.max_trailer`.
+    trailers: Option<Vec<u8>>,
 }
 
 impl ChunkedDecoder {
@@ -100,7 +103,22 @@ impl ChunkedDecoder {
             pending_size: 0,
             line_len: 0,
             trailer_len: 0,
+            trailers: None,
         }
+    }
+
+    /// A decoder that keeps the trailer section's field lines for
+    /// [`ChunkedDecoder::trailer_section`], for a relay that passes trailers on (to an
+    /// HTTP/2 client, say) rather than dropping them.
+    pub fn keeping_trailers(limits: ChunkLimits) -> Self {
+        ChunkedDecoder { trailers: Some(Vec::new()), ..ChunkedDecoder::new(limits) }
+    }
+
+    /// The trailer field lines seen so far (`name: value` lines, each ending in CRLF,
+    /// validated like the rest of the body); empty unless the decoder was made by
+    /// [`ChunkedDecoder::keeping_trailers`].
+    pub fn trailer_section(&self) -> &[u8] {
+        self.trailers.as_deref().unwrap_or_default()
     }
 
     /// True once the whole body (last chunk and trailers) has been seen.
@@ -122,7 +140,17 @@ impl ChunkedDecoder {
             }
             let b = input[i];
             i += 1;
+            let before = self.state;
             self.state = self.step(b)?;
+            if let Some(kept) = &mut self.trailers {
+                // A field line: from its name's first byte to its LF.
+                let in_field = matches!(before, State::TrailerName | State::TrailerLine)
+                    || before == State::TrailerLf
+                    || (before == State::TrailerStart && self.state == State::TrailerName);
+                if in_field {
+                    kept.push(b);
+                }
+            }
             if self.state == State::Done {
                 return Ok((i, ChunkEvent::End));
             }
@@ -284,6 +312,29 @@ mod tests {
             }
         }
         Ok((out, d.is_done()))
+    }
+
+    #[test]
+    fn keeps_the_trailer_lines_when_asked_in_any_piece_size() {
+        let body = b"5\r\nhello\r\n0\r\nX-T: 1\r\nGrpc-Status: 0\r\n\r\n";
+        for step in 1..body.len() {
+            let mut d = ChunkedDecoder::keeping_trailers(ChunkLimits::default());
+            for piece in body.chunks(step) {
+                let mut at = 0;
+                while at < piece.len() {
+                    at += d.feed(&piece[at..]).unwrap().0;
+                }
+            }
+            assert!(d.is_done(), "{step}");
+            assert_eq!(d.trailer_section(), b"X-T: 1\r\nGrpc-Status: 0\r\n", "{step}");
+        }
+        let mut plain = ChunkedDecoder::new(ChunkLimits::default());
+        plain.feed(body).unwrap();
+        assert_eq!(plain.trailer_section(), b"");
+        let mut none = ChunkedDecoder::keeping_trailers(ChunkLimits::default());
+        none.feed(b"0\r\n\r\n").unwrap();
+        assert!(none.is_done());
+        assert_eq!(none.trailer_section(), b"");
     }
 
     #[test]

@@ -536,7 +536,7 @@ async fn relay_response<N: AsyncRead + Unpin>(
             sent += take as u64;
         },
         BodyFraming::Chunked => {
-            let mut decoder = ChunkedDecoder::new(limits);
+            let mut decoder = ChunkedDecoder::keeping_trailers(limits);
             loop {
                 if buf.is_empty() && !refill(upstream, buf, timeout).await? {
                     return Err(BodyFault::Source(None));
@@ -552,6 +552,10 @@ async fn relay_response<N: AsyncRead + Unpin>(
                     ChunkEvent::NeedMore => buf.consume(used),
                     ChunkEvent::End => {
                         buf.consume(used);
+                        if let Some(trailers) = trailer_fields(decoder.trailer_section()) {
+                            send.send_trailers(trailers).map_err(|_| BodyFault::Sink)?;
+                            return Ok(sent);
+                        }
                         break;
                     }
                 }
@@ -560,6 +564,35 @@ async fn relay_response<N: AsyncRead + Unpin>(
     }
     send.send_data(Bytes::new(), true).map_err(|_| BodyFault::Sink)?;
     Ok(sent)
+}
+
+/// The node's trailer fields (a chunked body's trailer section, already checked by the
+/// decoder) as HTTP/2 trailers: none when there are none to pass, and never a field
+/// that frames or routes a message (RFC 9110 §6.5.1) or belongs to one HTTP/1.1 hop.
+fn trailer_fields(section: &[u8]) -> Option<http::HeaderMap> {
+    const NOT_IN_TRAILERS: [&str; 6] =
+        ["content-length", "host", "content-type", "content-encoding", "content-range", "trailer"];
+    if section.is_empty() {
+        return None;
+    }
+    let mut lines = section.to_vec();
+    lines.extend_from_slice(b"\r\n");
+    let mut fields = [httparse::EMPTY_HEADER; 32];
+    let httparse::Status::Complete((_, parsed)) =
+        httparse::parse_headers(&lines, &mut fields).ok()?
+    else {
+        return None;
+    };
+    let mut map = http::HeaderMap::new();
+    for field in parsed {
+        let Ok(name) = http::HeaderName::from_bytes(field.name.as_bytes()) else { continue };
+        let banned =
+            HOP_BY_HOP.contains(&name.as_str()) || NOT_IN_TRAILERS.contains(&name.as_str());
+        if let (false, Ok(value)) = (banned, http::HeaderValue::from_bytes(field.value)) {
+            map.append(name, value);
+        }
+    }
+    (!map.is_empty()).then_some(map)
 }
 
 /// Read more of the node's response; false at its end.

@@ -15,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+use crate::fake::{FakeNode, Script};
 use crate::support::{
     admin_json, config, pattern, Backend, BackendOptions, Client, RunningRouter, LIMIT,
 };
@@ -336,5 +337,40 @@ async fn a_ping_flood_closes_its_connection_and_another_client_is_served() {
     let send = prior_knowledge(router.addr).await;
     let got = fetch(&send, "GET", "/calm", b"").await;
     assert_eq!((got.status, got.body.as_slice()), (200, &b"b1 /calm"[..]));
+    router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nodes_response_trailers_reach_the_client_as_http2_trailers() {
+    let node = FakeNode::start(Script::Reply(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: grpc-status\r\n\r\n\
+          5\r\nhello\r\n0\r\nGrpc-Status: 0\r\nX-Checksum: abc\r\nContent-Length: 9\r\n\r\n"
+            .to_vec(),
+    ))
+    .await;
+    let router = RunningRouter::start(router::RouterConfig {
+        nodes: vec![router::NodeConfig::new(node.addr)],
+        ..router::RouterConfig::default()
+    })
+    .await;
+    let send = prior_knowledge(router.addr).await;
+    let exchange = async {
+        let mut send = send.ready().await.unwrap();
+        let request = http::Request::get("http://localhost/t").body(()).unwrap();
+        let (response, _) = send.send_request(request, true).unwrap();
+        let (parts, mut recv) = response.await.unwrap().into_parts();
+        let mut body = Vec::new();
+        while let Some(chunk) = recv.data().await {
+            body.extend_from_slice(&chunk.unwrap());
+        }
+        (parts.status, body, recv.trailers().await.unwrap())
+    };
+    let (status, body, trailers) = tokio::time::timeout(LIMIT, exchange).await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(body, b"hello");
+    let trailers = trailers.expect("the node's trailers are passed on");
+    assert_eq!(trailers.get("grpc-status").unwrap(), "0");
+    assert_eq!(trailers.get("x-checksum").unwrap(), "abc");
+    assert!(trailers.get("content-length").is_none(), "a framing field is never a trailer");
     router.stop().await;
 }
