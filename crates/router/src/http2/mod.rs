@@ -5,12 +5,14 @@
 //! and runs in a task of its own (`stream`), so the streams of one connection go to
 //! different nodes at once, each over the nodes' HTTP/1.1 pools.
 //!
-//! Its files: `config` (the `[http2]` section), `stream` (one request), `rewind` (the
+//! Its files: `config` (the `[http2]` section), `stream` (one request),
+//! `extended_connect` (a WebSocket over one stream, RFC 8441), `rewind` (the
 //! bytes the HTTP/1.1 reader took before it saw the preface), `flood_guard` (a limit on
 //! the `PING` and `SETTINGS` frames a client sends), `counts` (for `/stats`).
 
 pub mod config;
 pub(crate) mod counts;
+mod extended_connect;
 mod flood_guard;
 pub(crate) mod rewind;
 mod stream;
@@ -26,7 +28,7 @@ use tokio::task::JoinSet;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
-use crate::drain::DrainWait;
+use crate::drain::{Drain, DrainWait};
 use crate::pools::Pools;
 
 use counts::Http2Counts;
@@ -45,6 +47,9 @@ pub(crate) struct Shared {
     access_log: Option<Arc<AccessLog>>,
     pools: Pools,
     counts: Arc<Http2Counts>,
+    /// Raised when the router drains: a tunnel (extended CONNECT) ends then, where an
+    /// ordinary stream runs to its end.
+    tunnels_drain: Drain,
 }
 
 /// Serve one HTTP/2 client connection until it closes, breaks the protocol or a limit,
@@ -61,7 +66,10 @@ pub(crate) async fn serve<T>(
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let settings = cluster.settings();
-    let builder = settings.config.http2.builder();
+    let mut builder = settings.config.http2.builder();
+    if settings.config.limits.upgrades {
+        builder.enable_connect_protocol();
+    }
     let io = FloodGuard::new(io, settings.config.http2.max_control_frames_per_second);
     let (header, idle) = (settings.config.timeouts.header, settings.config.timeouts.idle);
     let max_streams = settings.config.http2.max_concurrent_streams as usize;
@@ -77,6 +85,7 @@ pub(crate) async fn serve<T>(
         access_log,
         pools,
         counts,
+        tunnels_drain: Drain::default(),
     });
     let mut streams = JoinSet::new();
     let idle_timer = tokio::time::sleep(idle);
@@ -105,6 +114,7 @@ pub(crate) async fn serve<T>(
             _ = &mut drain, if !closing => {
                 closing = true;
                 connection.graceful_shutdown();
+                shared.tunnels_drain.raise();
             }
             _ = &mut idle_timer, if !closing && streams.is_empty() => {
                 closing = true;

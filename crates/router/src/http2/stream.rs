@@ -25,8 +25,9 @@ use crate::buf::IoBuf;
 use crate::cluster::{Dispatch, Settings};
 use crate::exchange::{self, AttemptError, Fault};
 use crate::head::{self, Rejection, Request, ResponseRules};
-use crate::http2::Shared;
+use crate::http2::{extended_connect, Shared};
 use crate::purge;
+use crate::tunnel;
 use crate::upstream::Pooled;
 
 /// Fields that mean something for one HTTP/1.1 connection only, never sent in HTTP/2
@@ -72,7 +73,9 @@ pub(crate) async fn serve(
     let settings = conn.cluster.settings();
     let (parts, body) = request.into_parts();
     let mut req = Request::default();
-    let read = read_request(&parts, !body.is_end_stream(), &conn.client, &settings, &mut req);
+    // An extended CONNECT's stream carries the tunnel, not a body.
+    let has_body = !body.is_end_stream() && extended_connect::protocol(&parts).is_none();
+    let read = read_request(&parts, has_body, &conn.client, &settings, &mut req);
     if let Err(rejection) = read {
         let status = rejection.status();
         answer(&mut respond, status, &format!("{rejection}\n"));
@@ -95,8 +98,9 @@ pub(crate) async fn serve(
 }
 
 /// The request as an HTTP/1.1 head, read into `req` by the HTTP/1.1 rules: `:authority`
-/// becomes `Host`, split `Cookie` fields are joined again (RFC 9113 §8.2.3), and a body
-/// without `Content-Length` goes to the node chunked.
+/// becomes `Host`, split `Cookie` fields are joined again (RFC 9113 §8.2.3), a body
+/// without `Content-Length` goes to the node chunked, and an extended CONNECT becomes an
+/// HTTP/1.1 upgrade (`extended_connect`).
 fn read_request(
     parts: &http::request::Parts,
     has_body: bool,
@@ -105,7 +109,9 @@ fn read_request(
     req: &mut Request,
 ) -> Result<(), Rejection> {
     let mut text = Vec::with_capacity(512);
-    text.extend_from_slice(parts.method.as_str().as_bytes());
+    let switch_to = extended_connect::protocol(parts);
+    let method = if switch_to.is_some() { "GET" } else { parts.method.as_str() };
+    text.extend_from_slice(method.as_bytes());
     text.push(b' ');
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     text.extend_from_slice(if target.is_empty() { b"/" } else { target.as_bytes() });
@@ -127,6 +133,11 @@ fn read_request(
     }
     if has_body && !parts.headers.contains_key(http::header::CONTENT_LENGTH) {
         push_field(&mut text, b"transfer-encoding", b"chunked");
+    }
+    if let Some(protocol) = switch_to {
+        extended_connect::upgrade_fields(protocol, |name, value| {
+            push_field(&mut text, name, value)
+        });
     }
     text.extend_from_slice(b"\r\n");
     let via = &settings.config.via;
@@ -325,7 +336,7 @@ impl Stream {
                 client_minor: 1,
                 node_name: cfg.node_header.then_some(&*dispatch.name),
                 router_field: settings.router_field.as_deref(),
-                upgrade: false,
+                upgrade: self.req.upgrade,
             };
             self.out.clear();
             match head::parse_response(self.upstream_buf.filled(), &rules, &mut self.out) {
@@ -368,6 +379,17 @@ impl Stream {
         };
 
         let status = response.status;
+        if self.req.upgrade {
+            if response.is_switch() {
+                // Boxed: rare, and its state would otherwise grow every attempt's future.
+                return Ok(Box::pin(self.tunnel(upstream, at)).await);
+            }
+            if (200..300).contains(&status) {
+                // A success would tell the client its tunnel is open: the node did not
+                // switch, so it is not.
+                return Err(AttemptError::before(Fault::Upstream));
+            }
+        }
         let started = |fault| AttemptError { fault, response_started: Some(status) };
         let head = client_head(&self.out, cfg.limits.max_headers)
             .ok_or_else(|| AttemptError::before(Fault::Upstream))?;
@@ -400,6 +422,43 @@ impl Stream {
         }
         let upstream_time = done.saturating_duration_since(at);
         Ok(Relayed { status, bytes, upstream_time, at: done })
+    }
+
+    /// After the node's `101` to an extended CONNECT: `200` to the client, then the
+    /// stream and the node connection tunnelled until either side closes, the tunnel
+    /// idles or the router drains; the request stays in flight on its node all the while.
+    async fn tunnel<N: Pooled>(&mut self, mut upstream: N, at: Instant) -> Relayed {
+        let t = &self.settings.config.timeouts;
+        let times = tunnel::TunnelTimes { idle: t.tunnel_idle, half_closed: t.body };
+        let mut end = Relayed { status: 502, bytes: 0, upstream_time: Duration::ZERO, at };
+        let Some(mut head) = client_head(&self.out, self.settings.config.limits.max_headers) else {
+            self.respond.send_reset(h2::Reason::INTERNAL_ERROR);
+            return end;
+        };
+        *head.status_mut() = http::StatusCode::OK;
+        for name in extended_connect::HANDSHAKE_ONLY {
+            head.headers_mut().remove(name);
+        }
+        let Ok(send) = self.respond.send_response(head, false) else { return end };
+        let mut client =
+            extended_connect::StreamIo { recv: &mut self.body, send, pending: Bytes::new() };
+        let mut nothing_early = IoBuf::new(0);
+        let mut drain = self.conn.tunnels_drain.wait();
+        let tunnelled = tunnel::run(
+            &mut client,
+            &mut nothing_early,
+            &mut upstream,
+            &mut self.upstream_buf,
+            b"",
+            times,
+            &mut drain,
+        )
+        .await;
+        end.status = 200;
+        end.bytes = tunnelled.to_client;
+        end.at = Instant::now();
+        end.upstream_time = end.at.saturating_duration_since(at);
+        end
     }
 
     fn log(&self, status: u16, bytes: u64, node: &str, upstream: Option<Duration>) {

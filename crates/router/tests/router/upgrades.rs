@@ -193,3 +193,112 @@ async fn an_idle_tunnel_is_closed() {
     assert!(stats_until(&router, done).await, "no longer in flight once closed");
     router.stop().await;
 }
+
+/// An HTTP/2 client of `router` by prior knowledge, once the router's settings say it
+/// takes extended CONNECT (RFC 8441).
+async fn h2_extended_connect_client(router: SocketAddr) -> h2::client::SendRequest<bytes::Bytes> {
+    let tcp = TcpStream::connect(router).await.unwrap();
+    let (send, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let mut send = tokio::time::timeout(LIMIT, send.ready()).await.unwrap().unwrap();
+    // The server's SETTINGS arrive with its first frames: a round trip makes sure.
+    let ping = http::Request::get("http://t/settle").body(()).unwrap();
+    let (answer, _) = send.send_request(ping, true).unwrap();
+    let _ = tokio::time::timeout(LIMIT, answer).await.unwrap();
+    assert!(send.is_extended_connect_protocol_enabled(), "the router offers extended CONNECT");
+    send
+}
+
+/// Open a WebSocket over one HTTP/2 stream (extended CONNECT).
+async fn h2_websocket(
+    send: &h2::client::SendRequest<bytes::Bytes>,
+) -> (http::response::Parts, h2::SendStream<bytes::Bytes>, h2::RecvStream) {
+    let mut send = send.clone().ready().await.unwrap();
+    let mut request = http::Request::builder()
+        .method("CONNECT")
+        .uri("http://t/chat")
+        .header("sec-websocket-version", "13")
+        .body(())
+        .unwrap();
+    request.extensions_mut().insert(h2::ext::Protocol::from_static("websocket"));
+    let (response, stream) = send.send_request(request, false).unwrap();
+    let (parts, recv) = tokio::time::timeout(LIMIT, response).await.unwrap().unwrap().into_parts();
+    (parts, stream, recv)
+}
+
+/// Read `n` bytes of a stream (bounded), giving the window back as they come.
+async fn h2_read(recv: &mut h2::RecvStream, n: usize) -> Vec<u8> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        let data = tokio::time::timeout(LIMIT, recv.data()).await.expect("echo").expect("open");
+        let data = data.unwrap();
+        recv.flow_control().release_capacity(data.len()).unwrap();
+        got.extend_from_slice(&data);
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_over_an_http2_stream_is_tunnelled_byte_exact_both_ways() {
+    let (node, mut heads) = echo_node(true).await;
+    let router = RunningRouter::start(router_config(node)).await;
+    let client = h2_extended_connect_client(router.addr).await;
+    let (parts, mut up, mut down) = h2_websocket(&client).await;
+    assert_eq!(parts.status, 200, "the node's 101 is the stream's 200");
+    assert!(parts.headers.get("sec-websocket-accept").is_none());
+    assert!(parts.headers.get("connection").is_none() && parts.headers.get("upgrade").is_none());
+    heads.recv().await.unwrap(); // the settling request
+    let seen = heads.recv().await.unwrap();
+    assert!(seen.starts_with("GET /chat HTTP/1.1\r\n"), "{seen}");
+    assert!(seen.contains("upgrade: websocket\r\n") || seen.contains("Upgrade: websocket\r\n"));
+    assert!(seen.to_ascii_lowercase().contains("sec-websocket-key: "), "{seen}");
+    for size in [1usize, 100, 16 * 1024, 100_000, 1 << 20] {
+        let message: Vec<u8> = (0..size).map(|i| (i * 7 + size) as u8).collect();
+        up.send_data(bytes::Bytes::from(message.clone()), false).unwrap();
+        assert!(h2_read(&mut down, size).await == message, "{size} bytes echoed byte-exact");
+    }
+    // The client ends its side; the node's echo ends, and so does the stream.
+    up.send_data(bytes::Bytes::new(), true).unwrap();
+    // (An empty DATA frame may carry the end.)
+    let ended = async {
+        while let Some(data) = down.data().await {
+            assert!(data.expect("a clean end, not a reset").is_empty(), "nothing after the echo");
+        }
+    };
+    tokio::time::timeout(LIMIT, ended).await.expect("the stream ends");
+    router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_websocket_to_a_node_that_does_not_upgrade_is_refused_with_502() {
+    let (node, _heads) = echo_node(false).await;
+    let router = RunningRouter::start(router_config(node)).await;
+    let client = h2_extended_connect_client(router.addr).await;
+    let (parts, _up, _down) = h2_websocket(&client).await;
+    assert_eq!(parts.status, 502, "a 200 without a switch is no tunnel");
+    router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_ends_an_http2_websocket() {
+    let (node, _heads) = echo_node(true).await;
+    let mut c = router_config(node);
+    // Longer than the test waits: the tunnel must end by the drain, not by its deadline.
+    c.timeouts.drain = LIMIT * 4;
+    let router = RunningRouter::start(c).await;
+    let client = h2_extended_connect_client(router.addr).await;
+    let (parts, mut up, mut down) = h2_websocket(&client).await;
+    assert_eq!(parts.status, 200);
+    up.send_data(bytes::Bytes::from_static(b"ping"), false).unwrap();
+    assert_eq!(h2_read(&mut down, 4).await, b"ping");
+    let stopping = tokio::spawn(router.stop());
+    // Ended cleanly, as an HTTP/1.1 tunnel's connection is closed (its FIN): the stream's
+    // end, perhaps on an empty DATA frame.
+    let ended = async {
+        while let Some(data) = down.data().await {
+            assert!(data.expect("a clean end, not a reset").is_empty(), "nothing after the echo");
+        }
+    };
+    tokio::time::timeout(LIMIT, ended).await.expect("the drain ends the tunnel");
+    tokio::time::timeout(LIMIT, stopping).await.expect("the router stopped").unwrap();
+}
