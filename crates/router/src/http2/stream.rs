@@ -343,6 +343,10 @@ impl Stream {
                 Ok(Some((len, response))) => {
                     self.upstream_buf.consume(len);
                     if response.is_interim() {
+                        // 103 Early Hints and the like go ahead of the final response.
+                        if let Some(interim) = client_head(&self.out, cfg.limits.max_headers) {
+                            let _ = self.respond.send_informational(interim);
+                        }
                         continue;
                     }
                     break response;

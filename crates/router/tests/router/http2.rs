@@ -374,3 +374,34 @@ async fn a_nodes_response_trailers_reach_the_client_as_http2_trailers() {
     assert!(trailers.get("content-length").is_none(), "a framing field is never a trailer");
     router.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nodes_early_hints_reach_the_client_ahead_of_its_response() {
+    let node = FakeNode::start(Script::Reply(
+        b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n\
+          HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            .to_vec(),
+    ))
+    .await;
+    let router = RunningRouter::start(router::RouterConfig {
+        nodes: vec![router::NodeConfig::new(node.addr)],
+        ..router::RouterConfig::default()
+    })
+    .await;
+    let send = prior_knowledge(router.addr).await;
+    let exchange = async {
+        let mut send = send.ready().await.unwrap();
+        let request = http::Request::get("http://localhost/page").body(()).unwrap();
+        let (mut response, _) = send.send_request(request, true).unwrap();
+        let hint = std::future::poll_fn(|cx| response.poll_informational(cx)).await;
+        let hint = hint.expect("an interim response").unwrap();
+        let (parts, mut recv) = response.await.unwrap().into_parts();
+        let body = recv.data().await.unwrap().unwrap();
+        (hint, parts.status, body)
+    };
+    let (hint, status, body) = tokio::time::timeout(LIMIT, exchange).await.unwrap();
+    assert_eq!(hint.status(), 103);
+    assert_eq!(hint.headers().get("link").unwrap(), "</a.css>; rel=preload");
+    assert_eq!((status.as_u16(), &body[..]), (200, &b"ok"[..]));
+    router.stop().await;
+}
