@@ -340,20 +340,28 @@ async fn a_ping_flood_closes_its_connection_and_another_client_is_served() {
     router.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_nodes_response_trailers_reach_the_client_as_http2_trailers() {
-    let node = FakeNode::start(Script::Reply(
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: grpc-status\r\n\r\n\
-          5\r\nhello\r\n0\r\nGrpc-Status: 0\r\nX-Checksum: abc\r\nContent-Length: 9\r\n\r\n"
-            .to_vec(),
-    ))
-    .await;
+/// A node that answers every request with `reply`, a router in front of it, and an
+/// HTTP/2 client of the router.
+async fn scripted_node_behind_a_router(
+    reply: &[u8],
+) -> (FakeNode, RunningRouter, SendRequest<Bytes>) {
+    let node = FakeNode::start(Script::Reply(reply.to_vec())).await;
     let router = RunningRouter::start(router::RouterConfig {
         nodes: vec![router::NodeConfig::new(node.addr)],
         ..router::RouterConfig::default()
     })
     .await;
     let send = prior_knowledge(router.addr).await;
+    (node, router, send)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nodes_response_trailers_reach_the_client_as_http2_trailers() {
+    let (_node, router, send) = scripted_node_behind_a_router(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: grpc-status\r\n\r\n\
+          5\r\nhello\r\n0\r\nGrpc-Status: 0\r\nX-Checksum: abc\r\nContent-Length: 9\r\n\r\n",
+    )
+    .await;
     let exchange = async {
         let mut send = send.ready().await.unwrap();
         let request = http::Request::get("http://localhost/t").body(()).unwrap();
@@ -377,18 +385,11 @@ async fn a_nodes_response_trailers_reach_the_client_as_http2_trailers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nodes_early_hints_reach_the_client_ahead_of_its_response() {
-    let node = FakeNode::start(Script::Reply(
+    let (_node, router, send) = scripted_node_behind_a_router(
         b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n\
-          HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-            .to_vec(),
-    ))
+          HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    )
     .await;
-    let router = RunningRouter::start(router::RouterConfig {
-        nodes: vec![router::NodeConfig::new(node.addr)],
-        ..router::RouterConfig::default()
-    })
-    .await;
-    let send = prior_knowledge(router.addr).await;
     let exchange = async {
         let mut send = send.ready().await.unwrap();
         let request = http::Request::get("http://localhost/page").body(()).unwrap();
