@@ -1,5 +1,6 @@
 //! The cost of one pick against the size of the cluster:
-//! `cargo bench -p policy --bench pick [-- PICKS]` (default 2 M picks a measurement).
+//! `cargo bench -p policy --bench pick [-- PICKS] [POLICY…]` (default 2 M picks a
+//! measurement, every policy).
 //!
 //! A timing claim lives here, not in a test. For every policy, one pick is timed at 8,
 //! 100, 1,000 and 10,000 nodes over the same stream (Zipf(0.8) over 200,000 targets, so
@@ -81,7 +82,13 @@ fn ns_per_pick(kind: PolicyKind, nodes: usize, targets: &[Target]) -> f64 {
 }
 
 fn main() {
-    let picks = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(2_000_000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let picks = args.iter().find_map(|a| a.parse::<usize>().ok()).unwrap_or(2_000_000);
+    let named: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| a.parse::<usize>().is_err() && !a.starts_with('-'))
+        .collect();
     let targets = stream(picks);
     let kinds = [
         PolicyKind::Rr,
@@ -95,7 +102,7 @@ fn main() {
     ];
     println!("ns per pick, median of {ROUNDS} rounds of {picks} picks (sizes in turn)");
     println!("{:<8} {:>8} {:>8} {:>8} {:>8} {:>12}", "policy", 8, 100, 1000, 10000, "10000/8");
-    for kind in kinds {
+    for kind in kinds.into_iter().filter(|k| named.is_empty() || named.contains(&k.name())) {
         let mut samples = vec![Vec::new(); SIZES.len()];
         for _ in 0..ROUNDS {
             for (i, &nodes) in SIZES.iter().enumerate() {

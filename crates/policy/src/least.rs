@@ -1,15 +1,20 @@
 //! `least`: the least-loaded eligible node by [`crate::LoadView::load`].
 //!
-//! Ties rotate (see [`Roster::least_loaded`]): a cold cluster (all loads 0) or one whose
+//! Ties rotate as in [`Roster::least_loaded`]: a cold cluster (all loads 0) or one whose
 //! load is only reported every 200 ms (equal readings between polls) is spread round
-//! robin instead of piling onto node 0. A pick is O(eligible nodes) and allocation-free.
+//! robin instead of piling onto node 0. A pick is O(log nodes) plus the loads that changed
+//! since the last ([`LeastIndex`]), and allocation-free.
 
+use crate::least_index::LeastIndex;
 use crate::roster::Roster;
 use crate::{LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, Target};
 
 #[derive(Clone, Debug, Default)]
 pub struct LeastLoaded {
     roster: Roster,
+    index: LeastIndex,
+    /// The position in the eligible nodes where the next tie-break starts.
+    cursor: usize,
 }
 
 impl LeastLoaded {
@@ -24,11 +29,18 @@ impl Policy for LeastLoaded {
     }
 
     fn pick(&mut self, _target: &Target, view: &LoadView, _now: Nanos) -> Option<NodeId> {
-        self.roster.least_loaded(view).map(|(node, _)| node)
+        let eligible = self.roster.eligible();
+        if eligible.is_empty() {
+            return None;
+        }
+        let start = self.cursor % eligible.len();
+        self.cursor = start + 1;
+        self.index.least(view, eligible[start]).map(|(node, _)| node)
     }
 
     fn membership(&mut self, nodes: &[NodeState], _now: Nanos) {
         self.roster.update(nodes);
+        self.index.set_eligible(self.roster.eligible());
     }
 }
 

@@ -26,6 +26,7 @@
 //!   with rotating tie-breaks, LARD's overload test) and [`table`] (the target table,
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
 //!   per-target node set.
+//! - [`least_index`]: the eligible nodes by load, for `least`'s pick in O(log nodes).
 //! - [`heat`]: which targets take a large share of the requests now (flash crowds), for
 //!   `lard-r`'s replicas on every router alike.
 //! - [`warmup`]: how much of its share a node that joined or restarted takes, from its
@@ -45,6 +46,7 @@ pub mod home;
 pub mod lard;
 pub mod lard_r;
 pub mod least;
+pub mod least_index;
 pub mod load;
 pub mod mapper;
 pub mod nanos;

@@ -15,6 +15,7 @@
 //! period apart), so a choice made on it (where a new target goes when placement is shared)
 //! comes out alike on every router.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::holdings::Holdings;
@@ -79,6 +80,56 @@ pub struct LoadView {
     /// True for a view of the nodes themselves (the simulator's count of every request
     /// to each node): its in-flight counts are what the nodes report, always current.
     counts_reported: bool,
+    /// The nodes whose [`LoadView::load`] changed lately, so an index of loads kept beside
+    /// the view ([`crate::least_index`]) follows them without reading every node.
+    changes: LoadChanges,
+}
+
+/// How many recent changes the view remembers; an index further behind rebuilds.
+pub const REMEMBERED_CHANGES: usize = 256;
+
+/// The last [`REMEMBERED_CHANGES`] nodes whose load changed, numbered from the view's
+/// making. A clone is another view (its loads go their own way): it takes a new
+/// identity, so an index that followed the original rebuilds rather than miss changes.
+#[derive(Debug)]
+struct LoadChanges {
+    identity: u64,
+    count: u64,
+    nodes: Box<[NodeId; REMEMBERED_CHANGES]>,
+}
+
+/// Identities of views, distinct within the process (no clock, no I/O: a counter).
+static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
+
+impl Default for LoadChanges {
+    fn default() -> Self {
+        LoadChanges {
+            identity: NEXT_IDENTITY.fetch_add(1, Ordering::Relaxed),
+            count: 0,
+            nodes: Box::new([NodeId(0); REMEMBERED_CHANGES]),
+        }
+    }
+}
+
+impl Clone for LoadChanges {
+    fn clone(&self) -> Self {
+        LoadChanges::default()
+    }
+}
+
+impl LoadChanges {
+    fn push(&mut self, node: NodeId) {
+        self.nodes[self.count as usize % REMEMBERED_CHANGES] = node;
+        self.count += 1;
+    }
+}
+
+/// Where a follower of a view's loads stands: which view, and how many of its changes
+/// it has taken in.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChangeMark {
+    identity: u64,
+    count: u64,
 }
 
 impl LoadView {
@@ -97,6 +148,7 @@ impl LoadView {
             warmth: vec![1.0; n],
             shares_epoch: 0,
             counts_reported: false,
+            changes: LoadChanges::default(),
         }
     }
 
@@ -132,6 +184,8 @@ impl LoadView {
     /// Grow (never shrink) so ids `0..n` have slots; new slots are idle.
     pub fn resize(&mut self, n: usize) {
         if n > self.nodes.len() {
+            // New (idle) slots: followers start again.
+            self.changes = LoadChanges::default();
             self.nodes.resize(n, NodeLoad::default());
             self.holdings.resize(n, None);
             self.capacity.resize(n, 0);
@@ -145,6 +199,26 @@ impl LoadView {
 
     pub fn set_weights(&mut self, weights: LoadWeights) {
         self.weights = weights;
+        // Every load changed: followers start again.
+        self.changes = LoadChanges::default();
+    }
+
+    /// Where a follower stands once it has taken in every change so far.
+    pub fn change_mark(&self) -> ChangeMark {
+        ChangeMark { identity: self.changes.identity, count: self.changes.count }
+    }
+
+    /// The nodes whose load changed since `mark` (a node may repeat), or `None` when
+    /// `mark` is of another view or too far behind: then the follower reads every node.
+    pub fn changes_since(&self, mark: ChangeMark) -> Option<impl Iterator<Item = NodeId> + '_> {
+        let behind = self.changes.count.checked_sub(mark.count)?;
+        if mark.identity != self.changes.identity || behind > REMEMBERED_CHANGES as u64 {
+            return None;
+        }
+        Some(
+            (mark.count..self.changes.count)
+                .map(|i| self.changes.nodes[i as usize % REMEMBERED_CHANGES]),
+        )
     }
 
     /// The single load number a policy compares. Unknown ids read as idle.
@@ -183,6 +257,7 @@ impl LoadView {
         self.resize(node.index() + 1);
         self.nodes[node.index()].in_flight += 1;
         self.total_in_flight += 1;
+        self.changes.push(node);
     }
 
     /// A request on `node` finished (successfully or not).
@@ -191,6 +266,7 @@ impl LoadView {
             if l.in_flight > 0 {
                 l.in_flight -= 1;
                 self.total_in_flight -= 1;
+                self.changes.push(node);
             }
         }
     }
@@ -201,6 +277,7 @@ impl LoadView {
         let l = &mut self.nodes[node.index()];
         l.cpu_pct = cpu_pct;
         l.disk_pct = disk_pct;
+        self.changes.push(node);
     }
 
     /// Fold in the requests a node says it is answering (for every router).
