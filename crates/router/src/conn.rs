@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 use tokio::time::Sleep;
 use tokio_rustls::client::TlsStream;
 
-use crate::access_log::{AccessEntry, AccessLog};
+use crate::access_log::{AccessEntry, AccessLog, Protocol};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
 use crate::client_io::ClientIo;
@@ -722,7 +722,7 @@ impl<S: ClientIo> Connection<S> {
             client: self.peer.ip(),
             method: &req.method,
             uri: &req.target,
-            minor: req.minor,
+            protocol: Protocol::Http1 { minor: req.minor },
             status,
             bytes,
             referer: req.referer(),

@@ -402,3 +402,24 @@ async fn an_invalid_preface_is_closed_at_once_and_a_bad_http1_request_still_gets
     assert_eq!((status, body), (400, &b"malformed request: bad protocol version\n"[..]));
     router.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_access_log_names_each_request_s_protocol() {
+    let backend = Backend::start("b1").await;
+    let path =
+        std::env::temp_dir().join(format!("larder-route-h2-access-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let mut c = config(&[&backend], "rr");
+    c.access_log = Some(path.to_str().unwrap().to_string());
+    let router = RunningRouter::start(c).await;
+    let send = prior_knowledge(router.addr).await;
+    assert_eq!(fetch(&send, "GET", "/over-h2", b"").await.status, 200);
+    assert_eq!(status_over_h1(&router).await, 200);
+    router.stop().await; // flushes the log
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines.iter().any(|l| l.contains("] \"GET /over-h2 HTTP/2.0\" 200 ")), "{text}");
+    assert!(lines.iter().any(|l| l.contains("] \"GET /x HTTP/1.1\" 200 ")), "{text}");
+}
