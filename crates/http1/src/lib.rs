@@ -5,8 +5,9 @@
 //! - [`limits`]: the configurable bounds a request head must respect ([`Limits`]), and a
 //!   response head ([`ResponseLimits`]).
 //! - [`request`]: request-head parsing on top of `httparse` ([`parse_head`], [`RequestHead`]),
-//!   typed errors that know their status ([`ParseError`]), and keep-alive semantics for
-//!   HTTP/1.0 and HTTP/1.1 ([`RequestHead::keep_alive`]).
+//!   typed errors that know their status ([`ParseError`]), keep-alive semantics for
+//!   HTTP/1.0 and HTTP/1.1 ([`RequestHead::keep_alive`]), and telling a peer that does not
+//!   speak HTTP/1 at all ([`is_not_http1`]).
 //! - [`response`]: status codes with reason phrases ([`Status`]) and a response-head writer
 //!   ([`ResponseHead`]).
 //! - [`response_head`]: response-head parsing for every client, borrowing the received
@@ -50,7 +51,7 @@ pub use date::{format_http_date, parse_http_date, CivilTime, DateCache};
 pub use framing::{BodyFraming, FramingError};
 pub use header_slots::HeaderSlots;
 pub use limits::{Limits, ResponseLimits};
-pub use request::{parse_head, Header, Method, ParseError, RequestHead, Version};
+pub use request::{is_not_http1, parse_head, Header, Method, ParseError, RequestHead, Version};
 pub use response::{ResponseHead, Status};
 pub use response_head::{parse_response_head, ReceivedHead, ResponseHeadError};
 pub use tokens::{has_token, keep_alive};

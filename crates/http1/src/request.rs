@@ -216,6 +216,27 @@ fn check_request_line(buf: &[u8], limits: &Limits) -> Result<Option<usize>, Pars
     Ok(None)
 }
 
+/// Whether `buf` begins with a whole first line that neither ends in a protocol named
+/// `HTTP/…` (in any case, well-formed or not) nor is HTTP/0.9's `GET /path`: the peer
+/// does not speak HTTP/1 at all (an HTTP/1 client that got its request wrong still names
+/// its protocol), so an HTTP/1 error response means nothing to it. A server that also
+/// takes HTTP/2 by prior knowledge treats such bytes as an invalid connection preface.
+/// False while the first line is incomplete.
+pub fn is_not_http1(buf: &[u8]) -> bool {
+    let start = buf.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(buf.len());
+    let rest = &buf[start..];
+    let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+        return false;
+    };
+    let line = rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]);
+    let words: Vec<&[u8]> =
+        line.split(|&b| b == b' ' || b == b'\t').filter(|w| !w.is_empty()).collect();
+    let http09 = matches!(words.as_slice(), [b"GET", path] if path.starts_with(b"/"));
+    let names_http =
+        words.last().is_some_and(|w| w.len() >= 5 && w[..5].eq_ignore_ascii_case(b"HTTP/"));
+    !http09 && !names_http
+}
+
 impl RequestHead {
     /// The first value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&[u8]> {
@@ -272,6 +293,23 @@ mod tests {
 
     fn parse(s: &str) -> Result<Option<(RequestHead, usize)>, ParseError> {
         parse_head(s.as_bytes(), &Limits::default())
+    }
+
+    #[test]
+    fn a_first_line_that_names_no_http_is_not_http1() {
+        assert!(is_not_http1(b"INVALID CONNECTION PREFACE\r\n\r\n"));
+        assert!(is_not_http1(b"\r\nhello\n"));
+        assert!(is_not_http1(b"GET\r\n"));
+        // HTTP/0.9's request is HTTP's too.
+        assert!(!is_not_http1(b"GET /\r\n\r\n"));
+        // HTTP/1 clients that got their request wrong still name their version.
+        assert!(!is_not_http1(b"GET /a b HTTP/1.1\r\nHost: x\r\n\r\n"));
+        assert!(!is_not_http1(b"G@T / HTTP/1.1 \r\n"));
+        assert!(!is_not_http1(b"GET / HTTP/2.0\r\n\r\n"));
+        assert!(!is_not_http1(b"GET / http/1.10\r\n"));
+        // Not known until the line is whole.
+        assert!(!is_not_http1(b"INVALID CONNECTION"));
+        assert!(!is_not_http1(b""));
     }
 
     #[test]

@@ -33,12 +33,14 @@ pub struct Bound {
     pub admin: Option<SocketAddr>,
     /// A peer's own node.
     pub backend: Option<SocketAddr>,
+    /// A router's TLS listener.
+    pub tls: Option<SocketAddr>,
 }
 
 impl Bound {
     /// A child with one listener.
     pub fn only(addr: SocketAddr) -> Bound {
-        Bound { addr, admin: None, backend: None }
+        Bound { addr, admin: None, backend: None, tls: None }
     }
 }
 

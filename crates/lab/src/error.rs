@@ -27,6 +27,8 @@ pub enum LabError {
     Sim(#[from] sim::SimError),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
+    #[error("generating a TLS certificate: {0}")]
+    Certificate(#[from] rcgen::Error),
     /// What was being done when `source` happened.
     #[error("{context}")]
     Context {

@@ -25,6 +25,7 @@
 //! - `front`: the front-end under test ([`System`]): larder route with a policy, or an anchor.
 //! - `settled`: a router that has heard every node's load report (placement settled).
 //! - `up`: `larder up` ([`UpConfig`]): nodes and one or more routers on one address.
+//! - `self_signed`: `larder up --tls`'s generated certificate.
 //!
 //! Experiments:
 //! - `plan`: [`ExperimentPlan`], checked into the run's `Setup`.
@@ -86,6 +87,7 @@ mod route;
 mod run_dir;
 mod run_shape;
 mod scenario;
+mod self_signed;
 mod settled;
 #[allow(unsafe_code)]
 mod signals;

@@ -20,6 +20,8 @@ pub struct Listening {
     pub addr: SocketAddr,
     /// Its admin API (/stats, /metrics).
     pub admin: SocketAddr,
+    /// Its TLS listener, when its config gives one.
+    pub tls: Option<SocketAddr>,
 }
 
 /// Writes `config` to `<dir>/<label>.toml`, starts the router on it (pinned to `cpu`) into
@@ -50,7 +52,7 @@ pub fn start(
     let router = group.children.last_mut().expect("pushed above");
     let Some(bound) = router.address(deadline, &launcher.signals)? else { return Ok(None) };
     match bound.admin {
-        Some(admin) => Ok(Some(Listening { addr: bound.addr, admin })),
+        Some(admin) => Ok(Some(Listening { addr: bound.addr, admin, tls: bound.tls })),
         None => Err(LabError::Child(format!(
             "{} reported no admin listener (its config gives none){}",
             router.describe(),
@@ -65,6 +67,7 @@ pub fn ready_line(line: &str) -> Option<Bound> {
         addr: r.addr,
         admin: r.admin,
         backend: r.backend,
+        tls: r.tls,
     })
 }
 

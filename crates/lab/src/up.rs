@@ -23,6 +23,7 @@ use crate::plan::ExperimentPlan;
 use crate::report::Report;
 use crate::route;
 use crate::run_dir::RunDir;
+use crate::self_signed;
 use crate::settled;
 use crate::signals::{Signals, Wake};
 use crate::store;
@@ -93,6 +94,9 @@ pub struct UpConfig {
     /// No router tier: every node is a peer (`larder peer`) that takes clients itself
     /// and forwards what another node should serve.
     pub peers: bool,
+    /// Also serve TLS (ALPN h2 and http/1.1) on this address, with a self-signed
+    /// certificate generated into the run's directory. Not with `peers` or `hosts`.
+    pub tls: Option<SocketAddr>,
 }
 
 /// Everything started (with peers, all in `routers`); dropping it stops the routers first, so requests in flight finish
@@ -108,6 +112,8 @@ struct Started {
     suffix: String,
     pid: u32,
     admin: SocketAddr,
+    /// Its TLS listener, with `--tls`.
+    tls: Option<SocketAddr>,
 }
 
 impl Cluster {
@@ -141,6 +147,16 @@ impl UpConfig {
             return Ok(());
         }
         let run_dir = RunDir::create("up")?;
+        let certificate = match self.tls {
+            Some(addr) => {
+                let made = self_signed::create(run_dir.path(), addr.ip())?;
+                router_config.tls.listen = addr.to_string();
+                router_config.tls.cert = made.cert.to_string_lossy().into_owned();
+                router_config.tls.key = made.key.to_string_lossy().into_owned();
+                Some(made)
+            }
+            None => None,
+        };
         let logs = Logs::new(run_dir.path().join("logs"), self.verbose.then(|| report.clone()))?;
         let exe = larder_exe(None)?;
         let launcher = Launcher {
@@ -236,6 +252,18 @@ impl UpConfig {
         if let Some(first) = started.first() {
             say.note(&format!("  dashboard   http://{}/", first.admin));
         }
+        if let (Some(certificate), Some(tls)) = (&certificate, started.first().and_then(|r| r.tls))
+        {
+            // The certificate names localhost, not "any address".
+            let host = match tls.ip().is_unspecified() {
+                true => format!("localhost:{}", tls.port()),
+                false => tls.to_string(),
+            };
+            say.note(&format!(
+                "  https       curl --cacert {} --http2 https://{host}{example}",
+                certificate.cert.display()
+            ));
+        }
         self.say_ready(say, hosts.as_deref(), client.as_ref(), listen, &tried, &launcher);
         watch(&signals, cluster, say)
     }
@@ -300,6 +328,9 @@ impl UpConfig {
                 return Ok(None);
             };
             config.listen = bound.addr;
+            if let Some(tls) = bound.tls {
+                config.tls.listen = tls.to_string();
+            }
             let admin = bound.admin;
             let child = group.children.last().expect("started above");
             if !settled::every_node_reported(admin, deadline, &launcher.signals)
@@ -307,7 +338,7 @@ impl UpConfig {
             {
                 return Ok(None);
             }
-            started.push(Started { suffix, pid: child.pid(), admin });
+            started.push(Started { suffix, pid: child.pid(), admin, tls: bound.tls });
         }
         Ok(Some(started))
     }
@@ -318,6 +349,9 @@ impl UpConfig {
     fn router_config(&self) -> Result<RouterConfig> {
         if !(1..=MAX_ROUTERS).contains(&self.routers) {
             invalid!("routers: {} is not in 1..={MAX_ROUTERS}", self.routers);
+        }
+        if self.tls.is_some() && (self.peers || self.hosts.is_some()) {
+            invalid!("--tls: with a router on this machine only (not with --peers or --hosts)");
         }
         if self.hosts.is_some() && !self.origins.is_empty() {
             invalid!(

@@ -32,7 +32,7 @@ enum Command {
     Bench(Box<cmd::bench::Args>),
     Route(Box<cmd::route::Args>),
     Peer(Box<cmd::peer::Args>),
-    Up(cmd::up::Args),
+    Up(Box<cmd::up::Args>),
     Purge(cmd::purge::Args),
 }
 
@@ -45,7 +45,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => cmd::bench::run(*args),
         Command::Route(args) => cmd::route::run(*args),
         Command::Peer(args) => cmd::peer::run(*args),
-        Command::Up(args) => cmd::up::run(args),
+        Command::Up(args) => cmd::up::run(*args),
         Command::Purge(args) => cmd::purge::run(args),
     };
     match result {

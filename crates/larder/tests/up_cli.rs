@@ -334,3 +334,75 @@ fn peers_serve_every_document_without_a_router_and_stop_on_sigterm() {
         assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
     }
 }
+
+/// GET `url` (`https://ADDR/PATH`) over HTTP/2 on TLS, trusting only the certificate in
+/// `ca`: the status and body.
+fn get_h2_tls(ca: &Path, url: &str) -> (u16, Vec<u8>) {
+    use rustls::pki_types::pem::PemObject;
+    let rest = url.strip_prefix("https://").unwrap();
+    let (addr, path) = rest.split_at(rest.find('/').unwrap());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(rustls::pki_types::CertificateDer::from_pem_file(ca).unwrap()).unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let exchange = async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls));
+        let host: std::net::SocketAddr = addr.parse().unwrap();
+        let name = rustls::pki_types::ServerName::from(host.ip());
+        let stream = connector.connect(name, tcp).await.expect("the certificate is trusted");
+        assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+        let (send, connection) = h2::client::handshake(stream).await.unwrap();
+        tokio::spawn(connection);
+        let mut send = send.ready().await.unwrap();
+        let request =
+            http::Request::builder().uri(format!("https://{addr}{path}")).body(()).unwrap();
+        let (response, _) = send.send_request(request, true).unwrap();
+        let (parts, mut body) = response.await.unwrap().into_parts();
+        let mut got = Vec::new();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.unwrap();
+            body.flow_control().release_capacity(chunk.len()).unwrap();
+            got.extend_from_slice(&chunk);
+        }
+        (parts.status.as_u16(), got)
+    };
+    runtime.block_on(async { tokio::time::timeout(EXIT, exchange).await.expect("in time") })
+}
+
+#[test]
+fn tls_serves_http2_with_the_printed_certificate_and_ctrl_c_stops_everything() {
+    let tmp = TempDir::new("up-test-tls");
+    let store = tmp.0.join("store");
+    let up = start(&store, &["--nodes", "2", "--tls", "--tls-listen", "127.0.0.1:0"]);
+    let out = up.stdout_until(|l| l.starts_with("larder up: ready"));
+    assert!(out.last().is_some_and(|l| l.starts_with("larder up: ready")), "{out:?}");
+    let children = pids(&out);
+    assert_eq!(children.len(), 3, "2 nodes and a router: {out:?}");
+    // `https       curl --cacert FILE --http2 https://ADDR/PATH`
+    let line = out.iter().find_map(|l| l.trim_start().strip_prefix("https ")).expect("https line");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(words[..2], ["curl", "--cacert"], "{line}");
+    assert_eq!(words[3], "--http2", "{line}");
+    let (ca, url) = (Path::new(words[2]), words[4]);
+    assert!(ca.starts_with(std::env::temp_dir().join(format!("larder-up-{}", up.pid))), "{line}");
+    let (status, body) = get_h2_tls(ca, url);
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    assert!(body.starts_with(b"/d/"), "a synthetic document names itself");
+    // Plain HTTP goes on beside it.
+    assert!(get(&field(&out, "try         curl -i")).starts_with("HTTP/1.1 200"));
+
+    up.child.signal("INT");
+    let status = up.wait_exit();
+    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
+    for pid in children {
+        assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
+    }
+    assert!(!ca.exists(), "the certificate goes with the run's directory");
+}

@@ -11,6 +11,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
+pub(crate) use wire::clf::Protocol;
 use wire::clf::{Combined, Entry, Host, Quoting, Request};
 
 use crate::poison::Recover;
@@ -25,7 +26,7 @@ pub(crate) struct AccessEntry<'a> {
     pub client: IpAddr,
     pub method: &'a str,
     pub uri: &'a str,
-    pub minor: u8,
+    pub protocol: Protocol,
     pub status: u16,
     pub bytes: u64,
     pub referer: Option<&'a [u8]>,
@@ -74,7 +75,7 @@ fn write_line(e: &AccessEntry<'_>, now: SystemTime, out: &mut Vec<u8>) {
     Entry {
         host: Host::Ip(e.client),
         unix_secs: secs as i64,
-        request: Request::Parts { method: e.method, target: e.uri, minor: e.minor },
+        request: Request::Parts { method: e.method, target: e.uri, protocol: e.protocol },
         status: e.status,
         bytes: Some(e.bytes),
         combined: Some(Combined {
@@ -103,7 +104,7 @@ mod tests {
             client: IpAddr::from([127, 0, 0, 1]),
             method: "GET",
             uri: "/a.html",
-            minor: 1,
+            protocol: Protocol::Http1 { minor: 1 },
             status: 200,
             bytes: 1024,
             referer: None,
@@ -116,12 +117,16 @@ mod tests {
         write_line(&e, t, &mut line);
         let no_upstream = AccessEntry { upstream: None, node: "", referer: Some(b"\xff\\"), ..e };
         write_line(&no_upstream, t, &mut line);
+        let http2 = AccessEntry { protocol: Protocol::Http2, referer: None, user_agent: None, ..e };
+        write_line(&http2, t, &mut line);
         assert_eq!(
             String::from_utf8(line).unwrap(),
             "127.0.0.1 - - [09/Sep/2001:01:46:40 +0000] \"GET /a.html HTTP/1.1\" 200 1024 \"-\" \
              \"wrk _x_\" n1 1.500\n\
              127.0.0.1 - - [09/Sep/2001:01:46:40 +0000] \"GET /a.html HTTP/1.1\" 200 1024 \"\u{fffd}_\" \
-             \"wrk _x_\" - -\n"
+             \"wrk _x_\" - -\n\
+             127.0.0.1 - - [09/Sep/2001:01:46:40 +0000] \"GET /a.html HTTP/2.0\" 200 1024 \"-\" \
+             \"-\" n1 1.500\n"
         );
     }
 }

@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 use tokio::time::Sleep;
 use tokio_rustls::client::TlsStream;
 
-use crate::access_log::{AccessEntry, AccessLog};
+use crate::access_log::{AccessEntry, AccessLog, Protocol};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
 use crate::client_io::ClientIo;
@@ -144,6 +144,9 @@ impl<S: ClientIo> Connection<S> {
                         // Boxed: an HTTP/1.1 connection's future stays its own size.
                         return Box::pin(self.into_http2()).await;
                     }
+                    if first && self.is_bad_preface(&settings, &rejection) {
+                        break Flow::Linger;
+                    }
                     break self.reject(&settings, &rejection, None).await;
                 }
             }
@@ -168,6 +171,19 @@ impl<S: ClientIo> Connection<S> {
     #[cold]
     fn is_http2(&self, settings: &Settings) -> bool {
         settings.config.http2.enabled && self.client_buf.filled().starts_with(http2::PREFACE_LINE)
+    }
+
+    /// The connection began with neither an HTTP/1 request line nor the HTTP/2 preface,
+    /// on a listener that takes both: an invalid connection preface, closed without an
+    /// answer (RFC 9113 §3.4 lets the GOAWAY be omitted, since the peer does not speak
+    /// HTTP/2; an HTTP/1 400 would mean nothing to it either, and an HTTP/2 client reads
+    /// it as a broken frame instead of the close). An HTTP/1 client that got its request
+    /// wrong still names its version, and still gets its 400.
+    #[cold]
+    fn is_bad_preface(&self, settings: &Settings, rejection: &Rejection) -> bool {
+        settings.config.http2.enabled
+            && matches!(rejection, Rejection::Head(_))
+            && http1::is_not_http1(self.client_buf.filled())
     }
 
     /// Serve the connection as HTTP/2, from the bytes already read.
@@ -706,7 +722,7 @@ impl<S: ClientIo> Connection<S> {
             client: self.peer.ip(),
             method: &req.method,
             uri: &req.target,
-            minor: req.minor,
+            protocol: Protocol::Http1 { minor: req.minor },
             status,
             bytes,
             referer: req.referer(),

@@ -89,7 +89,7 @@ pub struct Overrides {
     /// [default: 1048576].
     #[cfg_attr(feature = "clap", arg(long))]
     pub max_body_bytes: Option<u64>,
-    /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN http/1.1), with
+    /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN h2 and http/1.1), with
     /// --tls-cert and --tls-key; more certificates by SNI in the config's [tls] table.
     #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR"))]
     pub tls_listen: Option<String>,

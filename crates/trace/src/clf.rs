@@ -16,7 +16,7 @@ use flate2::Compression;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use wire::clf::{Entry, Host, Request};
+use wire::clf::{Entry, Host, Protocol, Request};
 use wire::clf_time;
 
 /// One parsed log line, borrowing from the line's bytes.
@@ -198,7 +198,11 @@ pub fn write<W: Write>(workload: &Workload, out: W, base_epoch_ms: i64) -> Resul
         Entry {
             host: Host::Name(&host.1),
             unix_secs: ms.div_euclid(1000),
-            request: Request::Parts { method: "GET", target: &t.path, minor: 0 },
+            request: Request::Parts {
+                method: "GET",
+                target: &t.path,
+                protocol: Protocol::Http1 { minor: 0 },
+            },
             status: 200,
             bytes: Some(t.size),
             combined: None,

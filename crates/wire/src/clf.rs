@@ -26,9 +26,17 @@ pub enum Request<'a> {
     /// The request line as received, escaped as [`Quoting::Escape`] does; `-` when empty
     /// (the line could not be parsed).
     Raw(&'a [u8]),
-    /// `METHOD target HTTP/1.minor`, written as is: the caller vouches that the parts hold
+    /// `METHOD target PROTOCOL`, written as is: the caller vouches that the parts hold
     /// no `"` or control bytes (a parsed request head does not).
-    Parts { method: &'a str, target: &'a str, minor: u8 },
+    Parts { method: &'a str, target: &'a str, protocol: Protocol },
+}
+
+/// The protocol a request came in, as the request line names it: `HTTP/1.0`, `HTTP/1.1`,
+/// or `HTTP/2.0` (as nginx and Apache log HTTP/2 requests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Http1 { minor: u8 },
+    Http2,
 }
 
 /// How the quoted referer and user agent are made safe, so a client cannot forge lines.
@@ -77,8 +85,11 @@ impl Entry<'_> {
         match self.request {
             Request::Raw(b"") => out.extend_from_slice(b"\"-\""),
             Request::Raw(line) => quoted(out, line, Quoting::Escape),
-            Request::Parts { method, target, minor } => {
+            Request::Parts { method, target, protocol: Protocol::Http1 { minor } } => {
                 let _ = write!(out, "\"{method} {target} HTTP/1.{minor}\"");
+            }
+            Request::Parts { method, target, protocol: Protocol::Http2 } => {
+                let _ = write!(out, "\"{method} {target} HTTP/2.0\"");
             }
         }
         let _ = write!(out, " {} ", self.status);
@@ -179,7 +190,11 @@ mod tests {
         let e = Entry {
             host: Host::Name("10.0.0.1"),
             unix_secs: 0,
-            request: Request::Parts { method: "GET", target: "/x?y", minor: 0 },
+            request: Request::Parts {
+                method: "GET",
+                target: "/x?y",
+                protocol: Protocol::Http1 { minor: 0 },
+            },
             status: 200,
             bytes: Some(0),
             combined: None,

@@ -66,6 +66,8 @@ pub struct RouterReady {
     /// A peer's own node (`larder peer`), where the other peers' distributors reach it;
     /// None for a router of its own.
     pub backend: Option<SocketAddr>,
+    /// The TLS listener's bound address; None when the router has none.
+    pub tls: Option<SocketAddr>,
 }
 
 const LISTENING: &str = "listening";
@@ -79,6 +81,9 @@ impl fmt::Display for RouterReady {
         }
         if let Some(backend) = &self.backend {
             fields.push(("backend", backend));
+        }
+        if let Some(tls) = &self.tls {
+            fields.push(("tls", tls));
         }
         f.write_str(&crate::event::line("info", LISTENING, &fields))
     }
@@ -102,9 +107,9 @@ impl RouterReady {
                 Some(a) => Some(Some(a.as_str()?.parse().ok()?)),
             }
         };
-        let (admin, backend) = (address("admin")?, address("backend")?);
+        let (admin, backend, tls) = (address("admin")?, address("backend")?, address("tls")?);
         let addr = event.get("addr")?.as_str()?.parse().ok()?;
-        Some(RouterReady { addr, admin, threads, backend })
+        Some(RouterReady { addr, admin, threads, backend, tls })
     }
 }
 
@@ -143,6 +148,7 @@ mod tests {
             admin: None,
             threads: 2,
             backend: None,
+            tls: None,
         };
         assert_eq!(RouterReady::parse(router), Some(want));
         let with_admin =
@@ -165,6 +171,7 @@ mod tests {
             admin: None,
             threads: 4,
             backend: None,
+            tls: None,
         };
         let line = r.to_string();
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
@@ -179,5 +186,7 @@ mod tests {
         assert_eq!(RouterReady::parse(&line), Some(with_admin));
         let peer = RouterReady { backend: Some("127.0.0.1:8081".parse().unwrap()), ..with_admin };
         assert_eq!(RouterReady::parse(&peer.to_string()), Some(peer));
+        let tls = RouterReady { tls: Some("127.0.0.1:8443".parse().unwrap()), ..peer };
+        assert_eq!(RouterReady::parse(&tls.to_string()), Some(tls));
     }
 }

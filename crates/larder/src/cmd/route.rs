@@ -80,11 +80,11 @@ pub(crate) async fn distribute(
     let mut router = Router::new(config)?;
     let admin_addr = admin.as_ref().map(TcpListener::local_addr).transpose()?;
     let addr = listener.local_addr()?;
-    let ready = wire::RouterReady { addr, admin: admin_addr, threads, backend };
+    let tls = tls_listener.as_ref().map(TcpListener::local_addr).transpose()?;
+    let ready = wire::RouterReady { addr, admin: admin_addr, threads, backend, tls };
     eprintln!("{ready}");
     if let Some(l) = tls_listener {
-        let addr = l.local_addr()?;
-        router::event("info", "tls listening", &[("addr", &addr)]);
+        router::event("info", "tls listening", &[("addr", &l.local_addr()?)]);
         router = router.with_tls_listener(l);
     }
     let handle = router.handle();

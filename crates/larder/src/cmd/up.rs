@@ -18,9 +18,10 @@ use crate::console::Console;
 /// With no arguments: a synthetic document store about 3× one node's cache and smaller
 /// than all caches together (HACC's size mix; written once under --store-dir and reused),
 /// 4 `larder node`s with --direct-io and one `larder route` with lard-r in front of them,
-/// all on 127.0.0.1. It prints the traffic, admin and node addresses and runs until Ctrl-C
-/// or SIGTERM, which stops every process it started and exits 0. If a process dies on its
-/// own, the rest are stopped and it exits 1. The processes are killed if `larder up` is.
+/// all on 127.0.0.1 (with --tls, HTTPS and HTTP/2 beside). It prints the traffic, admin
+/// and node addresses and runs until Ctrl-C or SIGTERM, which stops every process it
+/// started and exits 0. If a process dies on its own, the rest are stopped and it exits
+/// 1. The processes are killed if `larder up` is.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Number of back-end nodes.
@@ -55,6 +56,15 @@ pub struct Args {
     /// With --hosts, its port on the router host's own address.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// Also serve HTTPS, HTTP/2 and HTTP/1.1 (ALPN h2, http/1.1), on --tls-listen, with a
+    /// self-signed certificate generated at start for localhost and the loopback addresses
+    /// (kept in the run's directory while it runs); the printed `https` line is a curl
+    /// command that trusts it. Not with --peers or --hosts.
+    #[arg(long, conflicts_with_all = ["peers", "bench"])]
+    tls: bool,
+    /// The HTTPS address with --tls; port 0 takes a free port (the bound one is printed).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8443", requires = "tls")]
+    tls_listen: SocketAddr,
     /// Router processes sharing --listen (SO_REUSEPORT), named r1..rN in X-Larder-Router.
     #[arg(long, default_value_t = 1,
           value_parser = value_parser!(u8).range(1..=i64::from(lab::MAX_ROUTERS)))]
@@ -133,6 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         verbose: args.verbose,
         hosts: args.hosts.config(),
         peers: args.peers,
+        tls: args.tls.then_some(args.tls_listen),
     };
     if args.bench {
         return Ok(lab::experiment::run(&config.bench_plan(args.bench_secs)?, Console::shared())?);

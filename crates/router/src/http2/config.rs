@@ -14,8 +14,9 @@ use crate::RouterError;
 #[serde(deny_unknown_fields, default)]
 pub struct Http2Config {
     /// Serve HTTP/2; off, the TLS listener offers `http/1.1` alone and a plain
-    /// connection that starts with the HTTP/2 preface is refused as a bad request.
-    /// Default is true.
+    /// connection that starts with the HTTP/2 preface is refused as a bad request. On, a
+    /// connection whose first line is neither an HTTP/1 request line nor the preface is
+    /// an invalid preface, closed without an answer. Default is true.
     pub enabled: bool,
     /// Streams (requests) a client may have open at once on one connection
     /// (`SETTINGS_MAX_CONCURRENT_STREAMS`). Default is 100.

@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use crate::access_log::AccessEntry;
+use crate::access_log::{AccessEntry, Protocol};
 use crate::buf::IoBuf;
 use crate::cluster::{Dispatch, Settings};
 use crate::exchange::{self, AttemptError, Fault};
@@ -471,7 +471,7 @@ impl Stream {
             client: self.conn.peer.ip(),
             method: &self.req.method,
             uri: &self.req.target,
-            minor: self.req.minor,
+            protocol: Protocol::Http2,
             status,
             bytes,
             referer: self.req.referer(),

@@ -383,6 +383,70 @@ async fn a_nodes_response_trailers_reach_the_client_as_http2_trailers() {
     router.stop().await;
 }
 
+/// Send `bytes` as a connection's first and only bytes, and read what comes back until
+/// the router closes (bounded in bytes and by the test's time limit, however long the
+/// router lingers); the close must be an orderly end, not a reset.
+async fn answer_then_close(addr: SocketAddr, bytes: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(bytes).await.unwrap();
+    let mut got = Vec::new();
+    let read = async {
+        let mut chunk = [0u8; 4096];
+        while got.len() < 1 << 20 {
+            match stream.read(&mut chunk).await.expect("an orderly close, not a reset") {
+                0 => return,
+                n => got.extend_from_slice(&chunk[..n]),
+            }
+        }
+        panic!("no end to the answer");
+    };
+    tokio::time::timeout(LIMIT, read).await.expect("the router closes at once after its answer");
+    got
+}
+
+/// The status and body of the one HTTP/1.1 response in `got`, which must be whole.
+fn whole_response(got: &[u8]) -> (u16, &[u8]) {
+    let text = String::from_utf8_lossy(got);
+    let end = got.windows(4).position(|w| w == b"\r\n\r\n").expect("a whole head") + 4;
+    let status = text[9..12].parse().unwrap();
+    let length: usize = text[..end]
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .expect("a length")
+        .parse()
+        .unwrap();
+    assert_eq!(got.len(), end + length, "the whole response and nothing after it: {text}");
+    (status, &got[end..])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_preface_is_closed_at_once_and_a_bad_http1_request_still_gets_its_400() {
+    let backend = Backend::start("b1").await;
+    let mut c = config(&[&backend], "rr");
+    // Far beyond the test's own limit: the client must see the end without waiting it out.
+    c.timeouts.linger = Duration::from_secs(3_600);
+    let router = RunningRouter::start(c.clone()).await;
+    // Neither an HTTP/1 request line nor the HTTP/2 preface: closed, no HTTP/1.1 answer
+    // (an HTTP/2 client would read one as a broken frame).
+    let got = answer_then_close(router.addr, b"INVALID CONNECTION PREFACE\r\n\r\n").await;
+    assert!(got.is_empty(), "{}", String::from_utf8_lossy(&got));
+    // An HTTP/1.1 client that got its request wrong still gets the whole 400, then the end.
+    let got = answer_then_close(router.addr, b"GET /a b HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert_eq!(whole_response(&got).0, 400);
+    let got = answer_then_close(router.addr, b"GET / HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n");
+    assert_eq!(whole_response(&got.await).0, 400);
+    assert!(backend.seen().is_empty());
+    router.stop().await;
+
+    // Without HTTP/2 there is no preface to get wrong: a 400 as to any request.
+    c.http2.enabled = false;
+    let router = RunningRouter::start(c).await;
+    let got = answer_then_close(router.addr, b"INVALID CONNECTION PREFACE\r\n\r\n").await;
+    let (status, body) = whole_response(&got);
+    assert_eq!((status, body), (400, &b"malformed request: bad protocol version\n"[..]));
+    router.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nodes_early_hints_reach_the_client_ahead_of_its_response() {
     let (_node, router, send) = scripted_node_behind_a_router(
@@ -405,4 +469,25 @@ async fn a_nodes_early_hints_reach_the_client_ahead_of_its_response() {
     assert_eq!(hint.headers().get("link").unwrap(), "</a.css>; rel=preload");
     assert_eq!((status.as_u16(), &body[..]), (200, &b"ok"[..]));
     router.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_access_log_names_each_request_s_protocol() {
+    let backend = Backend::start("b1").await;
+    let path =
+        std::env::temp_dir().join(format!("larder-route-h2-access-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let mut c = config(&[&backend], "rr");
+    c.access_log = Some(path.to_str().unwrap().to_string());
+    let router = RunningRouter::start(c).await;
+    let send = prior_knowledge(router.addr).await;
+    assert_eq!(fetch(&send, "GET", "/over-h2", b"").await.status, 200);
+    assert_eq!(status_over_h1(&router).await, 200);
+    router.stop().await; // flushes the log
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines.iter().any(|l| l.contains("] \"GET /over-h2 HTTP/2.0\" 200 ")), "{text}");
+    assert!(lines.iter().any(|l| l.contains("] \"GET /x HTTP/1.1\" 200 ")), "{text}");
 }
