@@ -272,6 +272,10 @@ impl Router {
                     continue;
                 }
             };
+            if self.cluster.calm_down().refuses_now(peer.ip()) {
+                // Cut off for abusing HTTP/2 a moment ago: closed at once.
+                continue;
+            }
             let _ = stream.set_nodelay(true);
             let (cluster, log, drain_wait) =
                 (self.cluster.clone(), self.access_log.clone(), drain.wait());

@@ -39,6 +39,7 @@ use crate::discovery::Discovered;
 use crate::error::RouterError;
 use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
+use crate::http2::calm_down::CalmDown;
 use crate::http2::counts::Http2Counts;
 use crate::log::event;
 use crate::monitor::NodeReport;
@@ -66,6 +67,7 @@ pub(crate) struct Cluster {
     sources: Mutex<Sources>,
     discovered: Mutex<Discovered>,
     http2: Arc<Http2Counts>,
+    calm_down: CalmDown,
 }
 
 impl Cluster {
@@ -87,6 +89,7 @@ impl Cluster {
             sources: Mutex::new(sources),
             discovered: Mutex::new(Discovered::default()),
             http2: Arc::default(),
+            calm_down: CalmDown::default(),
         };
         cluster.placement().push_membership(&rules, Instant::now());
         Ok(cluster)
@@ -112,6 +115,11 @@ impl Cluster {
     /// What HTTP/2 connections count, for `/stats` and `/metrics`.
     pub(crate) fn http2_counts(&self) -> Arc<Http2Counts> {
         self.http2.clone()
+    }
+
+    /// The client addresses cut off for abusing HTTP/2, refused for a while.
+    pub(crate) fn calm_down(&self) -> &CalmDown {
+        &self.calm_down
     }
 
     fn sources(&self) -> MutexGuard<'_, Sources> {

@@ -50,12 +50,19 @@ pub struct Http2Config {
     /// `PING` and `SETTINGS` frames (each one the router must answer) a client may send in
     /// one second: beyond it the connection is closed. Default is 100.
     pub max_control_frames_per_second: u32,
+    /// How long a client address whose connection the router closed for abuse (Rapid
+    /// Reset, a control-frame flood) is refused new connections, on either protocol: an
+    /// attacker cannot trade each closed connection for a fresh one at once. 0 turns it
+    /// off. Default is 10000 (10 s).
+    #[serde(rename = "calm_down_ms", with = "crate::millis")]
+    pub calm_down: std::time::Duration,
 }
 
 impl Default for Http2Config {
     fn default() -> Self {
         Http2Config {
             enabled: true,
+            calm_down: std::time::Duration::from_secs(10),
             max_concurrent_streams: 100,
             max_header_list_bytes: 16 * 1024,
             stream_window_bytes: 256 * 1024,

@@ -108,6 +108,15 @@ impl<S> FloodGuard<S> {
     }
 }
 
+/// What the guard's error says.
+const FLOOD: &str = "too many PING or SETTINGS frames";
+
+/// Whether `e` is the guard's: the connection was closed for a flood.
+pub(super) fn is_flood(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::InvalidData
+        && e.get_ref().is_some_and(|inner| inner.to_string() == FLOOD)
+}
+
 impl<S: AsyncRead + Unpin> AsyncRead for FloodGuard<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
@@ -121,8 +130,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for FloodGuard<S> {
                 if this.watch(&buf.filled()[before..]) {
                     Poll::Ready(Ok(()))
                 } else {
-                    let flood = "too many PING or SETTINGS frames";
-                    Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, flood)))
+                    Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, FLOOD)))
                 }
             }
             other => other,

@@ -10,6 +10,7 @@
 //! bytes the HTTP/1.1 reader took before it saw the preface), `flood_guard` (a limit on
 //! the `PING` and `SETTINGS` frames a client sends), `counts` (for `/stats`).
 
+pub(crate) mod calm_down;
 pub mod config;
 pub(crate) mod counts;
 mod extended_connect;
@@ -104,7 +105,15 @@ pub(crate) async fn serve<T>(
                 }
                 // Closed by the client, after GOAWAY, or for breaking the protocol or a
                 // limit (h2 has sent the GOAWAY saying why).
-                Some(Err(_)) | None => break,
+                Some(Err(e)) => {
+                    if abused(&e) {
+                        let period = shared.cluster.settings().config.http2.calm_down;
+                        let now = std::time::Instant::now();
+                        shared.cluster.calm_down().penalise(peer.ip(), now, period);
+                    }
+                    break;
+                }
+                None => break,
             },
             Some(_) = streams.join_next() => {
                 if streams.is_empty() {
@@ -126,6 +135,14 @@ pub(crate) async fn serve<T>(
     // accounting its request.
     drop(connection);
     while streams.join_next().await.is_some() {}
+}
+
+/// Whether the router closed the connection for abuse: a flood of resets (h2's own
+/// `ENHANCE_YOUR_CALM`) or of control frames (the flood guard).
+fn abused(e: &h2::Error) -> bool {
+    let calm =
+        e.is_go_away() && !e.is_remote() && e.reason() == Some(h2::Reason::ENHANCE_YOUR_CALM);
+    calm || e.get_io().is_some_and(flood_guard::is_flood)
 }
 
 /// Drive `connection`: the next stream when `accepting`, else only its I/O (sending,

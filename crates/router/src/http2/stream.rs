@@ -70,6 +70,11 @@ pub(crate) async fn serve(
     request: http::Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
 ) {
+    // Opened and cancelled before its task ran (Rapid Reset): nothing to do for it.
+    let cancelled = poll_fn(|cx| std::task::Poll::Ready(respond.poll_reset(cx).is_ready())).await;
+    if cancelled {
+        return;
+    }
     let settings = conn.cluster.settings();
     let (parts, body) = request.into_parts();
     let mut req = Request::default();

@@ -264,7 +264,7 @@ async fn goaway_then_close(stream: &mut TcpStream) -> Option<u32> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rapid_reset_client_is_cut_off_and_another_is_served() {
+async fn a_rapid_reset_client_is_cut_off_calms_down_and_another_is_served() {
     let backend = Backend::start("b1").await;
     let router = RunningRouter::start(config(&[&backend], "rr")).await;
     let mut attacker = TcpStream::connect(router.addr).await.unwrap();
@@ -282,10 +282,7 @@ async fn a_rapid_reset_client_is_cut_off_and_another_is_served() {
     // The router may close before it has read everything: a failed write is fine.
     let _ = tokio::time::timeout(LIMIT, attacker.write_all(&burst)).await;
     assert_eq!(goaway_then_close(&mut attacker).await, Some(ENHANCE_YOUR_CALM));
-
-    let send = prior_knowledge(router.addr).await;
-    let got = fetch(&send, "GET", "/still", b"").await;
-    assert_eq!((got.status, got.body.as_slice()), (200, &b"b1 /still"[..]));
+    the_abuser_calms_down_and_another_is_served(&router, "/still").await;
     router.stop().await;
 }
 
@@ -333,11 +330,26 @@ async fn a_ping_flood_closes_its_connection_and_another_client_is_served() {
     let _ = tokio::time::timeout(LIMIT, flooder.write_all(&burst)).await;
     // Closed (the read ends), whatever it answered before.
     goaway_then_close(&mut flooder).await;
-
-    let send = prior_knowledge(router.addr).await;
-    let got = fetch(&send, "GET", "/calm", b"").await;
-    assert_eq!((got.status, got.body.as_slice()), (200, &b"b1 /calm"[..]));
+    the_abuser_calms_down_and_another_is_served(&router, "/calm").await;
     router.stop().await;
+}
+
+/// After a client on 127.0.0.1 was cut off for abuse: its address's next connection is
+/// closed at once (`http2.calm_down_ms`), and a client on another address (127.0.0.2)
+/// is served `path` by node `b1`.
+async fn the_abuser_calms_down_and_another_is_served(router: &RunningRouter, path: &str) {
+    let mut again = TcpStream::connect(router.addr).await.unwrap();
+    // Any request would be answered by a router that let the address in.
+    let _ = again.write_all(b"GET /x HTTP/1.1\r\nHost: t\r\n\r\n").await;
+    let mut got = [0u8; 64];
+    let read = tokio::time::timeout(LIMIT, again.read(&mut got)).await.expect("closed at once");
+    assert!(matches!(read, Ok(0) | Err(_)), "the abuser's address gets nothing: {read:?}");
+
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+    let send = h2_client(socket.connect(router.addr).await.unwrap()).await;
+    let got = fetch(&send, "GET", path, b"").await;
+    assert_eq!((got.status, got.body.as_slice()), (200, format!("b1 {path}").as_bytes()));
 }
 
 /// A node that answers every request with `reply`, a router in front of it, and an
