@@ -617,7 +617,10 @@ pub struct Limits {
     pub max_uri_bytes: usize,
     /// Client connections open at once; more wait in the kernel's accept queue.
     pub max_connections: usize,
-    /// Idle pooled upstream connections kept per node.
+    /// Idle pooled upstream connections kept per node. Every request in flight at a node
+    /// holds a connection of its own, and one HTTP/2 client connection may carry 100
+    /// requests at once: a pool smaller than the requests in flight closes connections
+    /// after their response and opens new ones for the next requests. Default is 1024.
     pub pool_idle_per_node: usize,
     /// Request body size: a larger `Content-Length` is refused with 413 before anything
     /// is forwarded, and a chunked body is cut off (413) as it streams past it. 0 means
@@ -646,7 +649,7 @@ impl Default for Limits {
             max_headers: 100,
             max_uri_bytes: 8 * 1024,
             max_connections: 10_000,
-            pool_idle_per_node: 128,
+            pool_idle_per_node: 1024,
             // nginx's default `client_max_body_size`: uploads are not what larder serves.
             max_body_bytes: 1 << 20,
             max_chunk_line_bytes: 4096,
