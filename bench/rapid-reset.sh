@@ -28,7 +28,9 @@
 # (a release binary; built if unset), ATTACKER (the rapid_reset example built in release;
 # built if unset), ROUNDS (3), PHASE (seconds, 5), CLIENTS (h2load -c, 10), STREAMS
 # (h2load -m, 10), RATE (requests/s of each h2load client, 500), ATTACK_CONNECTIONS (4),
-# ATTACKER_NICE (19). Touches only loopback.
+# ATTACKER_NICE (19), ATTACKER_FROM (the attacker's own loopback address, 127.0.0.2: an
+# attacker is another client than the normal one, and the router's calm-down refuses its
+# address, not theirs). Touches only loopback.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -38,6 +40,7 @@ STREAMS=${STREAMS:-10}
 RATE=${RATE:-500}
 ATTACK_CONNECTIONS=${ATTACK_CONNECTIONS:-4}
 ATTACKER_NICE=${ATTACKER_NICE:-19}
+ATTACKER_FROM=${ATTACKER_FROM:-127.0.0.2}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 root=$(cd "$here/.." && pwd)
@@ -75,7 +78,8 @@ router_cpu() {
 phase() {
     local name=$1 attack=$2 before after out="$work/h2load.txt" apid=""
     if [ "$attack" = yes ]; then
-        taskset -c 1 nice -n "$ATTACKER_NICE" "$attacker" "127.0.0.1:$port" "$PHASE" "$ATTACK_CONNECTIONS" \
+        RAPID_RESET_FROM=$ATTACKER_FROM taskset -c 1 nice -n "$ATTACKER_NICE" \
+            "$attacker" "127.0.0.1:$port" "$PHASE" "$ATTACK_CONNECTIONS" \
             >"$work/attack.txt" &
         apid=$!
     fi

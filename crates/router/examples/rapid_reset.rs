@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Usage: `rapid_reset HOST:PORT SECONDS [CONNECTIONS [PATH]]` (4 connections at once
-//! and `/f.txt` unless given). Used by `bench/rapid-reset.sh`.
+//! and `/f.txt` unless given); `RAPID_RESET_FROM=IP` connects from that local address
+//! (127.0.0.2, say: an attacker has an address of its own, not the normal client's).
+//! Used by `bench/rapid-reset.sh`.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -72,11 +74,25 @@ async fn main() {
     );
 }
 
+/// A connection to `addr`, from `RAPID_RESET_FROM` when set.
+async fn connect(addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let Some(from) = std::env::var("RAPID_RESET_FROM").ok() else {
+        return TcpStream::connect(addr).await;
+    };
+    let from: std::net::IpAddr = from.parse().map_err(std::io::Error::other)?;
+    let socket = match from {
+        std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.bind(SocketAddr::new(from, 0))?;
+    socket.connect(addr).await
+}
+
 /// One connection: open and reset streams on it until the server ends it. The frames are
 /// written raw (an HTTP/2 client library would drop a stream's queued `HEADERS` when it is
 /// reset before they are sent, so the server would never see the stream).
 async fn attack_one_connection(addr: SocketAddr, uri: &http::Uri, tally: &Tally) {
-    let Ok(tcp) = TcpStream::connect(addr).await else {
+    let Ok(tcp) = connect(addr).await else {
         tally.refused.fetch_add(1, Ordering::Relaxed);
         tokio::task::yield_now().await;
         return;

@@ -272,8 +272,16 @@ impl Router {
                     continue;
                 }
             };
-            if self.cluster.calm_down().refuses_now(peer.ip()) {
-                // Cut off for abusing HTTP/2 a moment ago: closed at once.
+            if let Some(until) = self.cluster.calm_down().refused_now(peer.ip()) {
+                // Cut off for abusing HTTP/2 a moment ago: held unread until its time is
+                // up, or closed at once when the tarpit is full.
+                let cluster = self.cluster.clone();
+                connections.spawn(async move {
+                    if let Some(_held) = cluster.calm_down().hold() {
+                        tokio::time::sleep_until(until.into()).await;
+                    }
+                    drop(stream);
+                });
                 continue;
             }
             let _ = stream.set_nodelay(true);

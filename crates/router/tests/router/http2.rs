@@ -266,7 +266,7 @@ async fn goaway_then_close(stream: &mut TcpStream) -> Option<u32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rapid_reset_client_is_cut_off_calms_down_and_another_is_served() {
     let backend = Backend::start("b1").await;
-    let router = RunningRouter::start(config(&[&backend], "rr")).await;
+    let router = RunningRouter::start(calming_config(&backend)).await;
     let mut attacker = TcpStream::connect(router.addr).await.unwrap();
     // GET / on http://localhost, in HPACK: three static-table entries and a literal.
     let mut block = vec![0x82, 0x86, 0x84, 0x01, 9];
@@ -320,7 +320,7 @@ async fn a_drain_lets_the_open_stream_finish_then_closes_with_goaway() {
 async fn a_ping_flood_closes_its_connection_and_another_client_is_served() {
     const PING: u8 = 0x6;
     let backend = Backend::start("b1").await;
-    let router = RunningRouter::start(config(&[&backend], "rr")).await;
+    let router = RunningRouter::start(calming_config(&backend)).await;
     let mut flooder = TcpStream::connect(router.addr).await.unwrap();
     let mut burst = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
     burst.extend(frame(SETTINGS, 0, 0, &[]));
@@ -334,15 +334,23 @@ async fn a_ping_flood_closes_its_connection_and_another_client_is_served() {
     router.stop().await;
 }
 
-/// After a client on 127.0.0.1 was cut off for abuse: its address's next connection is
-/// closed at once (`http2.calm_down_ms`), and a client on another address (127.0.0.2)
-/// is served `path` by node `b1`.
+/// After a client on 127.0.0.1 was cut off for abuse: its address's next connection gets
+/// no answer and is closed when the calm-down ends (`http2.calm_down_ms`, short in these
+/// tests: [`calming_config`]), and a client on another address (127.0.0.2) is served
+/// `path` by node `b1`.
+fn calming_config(backend: &Backend) -> router::RouterConfig {
+    let mut c = config(&[backend], "rr");
+    // Long enough that the next connection, however slow the machine, comes within it.
+    c.http2.calm_down = Duration::from_secs(4);
+    c
+}
+
 async fn the_abuser_calms_down_and_another_is_served(router: &RunningRouter, path: &str) {
     let mut again = TcpStream::connect(router.addr).await.unwrap();
     // Any request would be answered by a router that let the address in.
     let _ = again.write_all(b"GET /x HTTP/1.1\r\nHost: t\r\n\r\n").await;
     let mut got = [0u8; 64];
-    let read = tokio::time::timeout(LIMIT, again.read(&mut got)).await.expect("closed at once");
+    let read = tokio::time::timeout(LIMIT, again.read(&mut got)).await.expect("closed");
     assert!(matches!(read, Ok(0) | Err(_)), "the abuser's address gets nothing: {read:?}");
 
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
