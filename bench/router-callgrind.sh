@@ -40,7 +40,7 @@ WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
     for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    if [ -n "${KEEP:-}" ]; then cp "$WORK"/*.out "$KEEP"/ 2>/dev/null || true; fi
+    if [ -n "${KEEP:-}" ]; then cp "$WORK"/*.out* "$KEEP"/ 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
