@@ -3,7 +3,7 @@
 # time: one node and one router on free loopback ports, then BURSTS times
 #
 # 1. the router's RSS once it has settled ("before");
-# 2. CONNECTIONS keep-alive connections opened, each doing one GET of a 1 KB file and then
+# 2. CONNECTIONS keep-alive connections opened (speaking PROTOCOL), each doing one GET of a 1 KB file and then
 #    left idle: the router's RSS with all of them open;
 # 3. every connection closed (spread over CLOSE_SECONDS, as clients that leave over a
 #    moment rather than at once), then /proc/PID/status polled every 100 ms for 15 s:
@@ -13,7 +13,8 @@
 # Ends with "N of M bursts back within 1.3x in 15 s", and how many were within 1.3x of
 # the idle level at 15 s (a burst whose memory was kept raises the next one's "before").
 # bench/idle-connections.sh measures one burst's cost per connection. Settings
-# (environment): BURSTS (10), CONNECTIONS (5000), CLOSE_SECONDS (0), THREADS router
+# (environment): BURSTS (10), CONNECTIONS (5000), PROTOCOL (http1; h2c is HTTP/2 by
+# prior knowledge, h2 is HTTP/2 over TLS by ALPN), CLOSE_SECONDS (0), THREADS router
 # worker threads (2), LARDER (path to a release binary; built if unset). Takes about 25 s
 # a burst. Touches only loopback.
 set -euo pipefail
@@ -22,6 +23,7 @@ BURSTS=${BURSTS:-10}
 CONNECTIONS=${CONNECTIONS:-5000}
 CLOSE_SECONDS=${CLOSE_SECONDS:-0}
 THREADS=${THREADS:-2}
+PROTOCOL=${PROTOCOL:-http1}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 root=$(cd "$here/.." && pwd)
@@ -30,27 +32,27 @@ larder=$(larder_binary "$root")
 start_work
 small_docroot
 start_larder_node "$larder" "$work/www"
-route_port=$(free_port)
-start_larder_route "$larder" "$route_port" --node "127.0.0.1:$node_port" --threads "$THREADS"
+start_idle_route "$larder" "$PROTOCOL" --threads "$THREADS"
 
-PYTHONPATH="$here" python3 - "$router" "$route_port" "$CONNECTIONS" "$BURSTS" "$CLOSE_SECONDS" <<'EOF'
+PYTHONPATH="$here" python3 - "$router" "$client_port" "$CONNECTIONS" "$BURSTS" "$CLOSE_SECONDS" "$PROTOCOL" <<'EOF'
 import sys, time
 from idle_clients import POLL, open_idle, raise_fd_limit, rss_kb, warm_up
 from idle_clients import settled_rss as settled
 pid, port, n, bursts = (int(a) for a in sys.argv[1:5])
 close_seconds = float(sys.argv[5])
+protocol = sys.argv[6]
 raise_fd_limit()
 RATIO, WINDOW = 1.3, 15.0
 settled_rss = lambda: settled(pid, 2.0)
 
 mib = lambda kb: f"{kb / 1024:5.1f} MiB"
-warm_up(port)
+warm_up(port, protocol)
 idle = settled_rss()
-print(f"connections {n}, closed over {close_seconds:g} s, bursts {bursts}, idle level {mib(idle)}", flush=True)
+print(f"connections {n} ({protocol}), closed over {close_seconds:g} s, bursts {bursts}, idle level {mib(idle)}", flush=True)
 back = back_to_idle = 0
 for b in range(1, bursts + 1):
     before = settled_rss()
-    conns = open_idle(port, n)
+    conns = open_idle(port, n, protocol)
     with_open = settled_rss()
     start = time.time()
     for i, s in enumerate(conns):

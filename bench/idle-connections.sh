@@ -3,17 +3,19 @@
 # memory back: a node and a router on free loopback ports, then
 #
 # 1. the router's RSS once warmed up (a few requests), the "idle level";
-# 2. CONNECTIONS keep-alive connections opened, each doing one GET of a 1 KB file and then
+# 2. CONNECTIONS keep-alive connections opened (speaking PROTOCOL), each doing one GET of a 1 KB file and then
 #    left idle: the router's RSS with all of them open, and the cost per connection;
 # 3. every connection closed: the router's RSS again, as a ratio to the idle level.
 #
 # Prints the three RSS figures (from /proc/PID/status, VmRSS) and the two derived ones.
-# Settings (environment): CONNECTIONS (5000), THREADS router worker threads (2), LARDER
+# Settings (environment): CONNECTIONS (5000), PROTOCOL (http1; h2c is HTTP/2 by prior
+# knowledge, h2 is HTTP/2 over TLS by ALPN), THREADS router worker threads (2), LARDER
 # (path to a release binary; built if unset). Takes a few seconds. Touches only loopback.
 set -euo pipefail
 
 CONNECTIONS=${CONNECTIONS:-5000}
 THREADS=${THREADS:-2}
+PROTOCOL=${PROTOCOL:-http1}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 root=$(cd "$here/.." && pwd)
@@ -22,25 +24,25 @@ larder=$(larder_binary "$root")
 start_work
 small_docroot
 start_larder_node "$larder" "$work/www"
-route_port=$(free_port)
-start_larder_route "$larder" "$route_port" --node "127.0.0.1:$node_port" --threads "$THREADS"
+start_idle_route "$larder" "$PROTOCOL" --threads "$THREADS"
 
 # The client, in Python: warm-up, then the connections (one GET each, left open), then
 # closing them; the router's RSS read at each step once it has stopped moving.
-PYTHONPATH="$here" python3 - "$router" "$route_port" "$CONNECTIONS" <<'EOF'
+PYTHONPATH="$here" python3 - "$router" "$client_port" "$CONNECTIONS" "$PROTOCOL" <<'EOF'
 import sys
 from idle_clients import open_idle, raise_fd_limit, settled_rss, warm_up
 pid, port, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+protocol = sys.argv[4]
 raise_fd_limit()
 # Quiet for 3 s: the router returns freed memory within a second or two of a burst.
-warm_up(port)
+warm_up(port, protocol)
 idle = settled_rss(pid, 3.0)
-conns = open_idle(port, n)
+conns = open_idle(port, n, protocol)
 with_open = settled_rss(pid, 3.0)
 for s in conns:
     s.close()
 after = settled_rss(pid, 3.0)
-print(f"connections            {n}")
+print(f"connections            {n} ({protocol})")
 print(f"RSS idle               {idle / 1024:.1f} MiB")
 print(f"RSS with all open      {with_open / 1024:.1f} MiB")
 print(f"RSS after close        {after / 1024:.1f} MiB")

@@ -159,3 +159,34 @@ small_docroot() {
     mkdir -p "$work/www"
     head -c 1024 /dev/zero | tr '\0' 'x' >"$work/www/f.txt"
 }
+
+# start_idle_route LARDER PROTOCOL ARGS...: larder route (ARGS added) in front of the node
+# started before, for clients speaking PROTOCOL (bench/idle_clients.py: http1, h2c, or h2
+# over TLS with the test certificate); sets $router, and $client_port where those clients
+# connect once it accepts.
+start_idle_route() {
+    local larder=$1 protocol=$2 root
+    shift 2
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    route_port=$(free_port)
+    client_port=$route_port
+    case $protocol in
+    http1 | h2c) start_larder_route "$larder" "$route_port" --node "127.0.0.1:$node_port" "$@" ;;
+    h2)
+        client_port=$(free_port)
+        cat >"$work/tls.toml" <<TOML
+[tls]
+listen = "127.0.0.1:$client_port"
+cert = "$root/crates/router/tests/tls/localhost.pem"
+key = "$root/crates/router/tests/tls/localhost.key"
+TOML
+        start_larder_route "$larder" "$route_port" --node "127.0.0.1:$node_port" \
+            --config "$work/tls.toml" "$@"
+        wait_port "$client_port"
+        ;;
+    *)
+        echo "PROTOCOL must be http1, h2c or h2" >&2
+        return 1
+        ;;
+    esac
+}
