@@ -55,22 +55,28 @@ chmod -R a+rX "$work"
 start_nginx_site "$nginx" 4096 "keepalive_requests 1000000; keepalive_timeout 600s;"
 backend="127.0.0.1:$origin_port"
 
-# larder route.
-larder_port=$(free_port)
-larder_tls=$(free_port)
+# tls_route BINARY FLAGS: a larder route with a TLS listener in front of the back-end;
+# sets $tls_port and $router once it accepts.
+tls_route() {
+    local binary=$1
+    shift
+    tls_port=$(free_port)
+    # shellcheck disable=SC2068
+    start_larder_route "$binary" "$(free_port)" --tls-listen "127.0.0.1:$tls_port" \
+        --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" --node "$backend" \
+        --threads "$THREADS" $@
+    wait_port "$tls_port"
+}
+
+# larder route, and the baseline beside it when given.
 # shellcheck disable=SC2086
-start_larder_route "$larder" "$larder_port" --tls-listen "127.0.0.1:$larder_tls" \
-    --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" --node "$backend" \
-    --threads "$THREADS" $ROUTE_ARGS
-wait_port "$larder_tls"
+tls_route "$larder" $ROUTE_ARGS
+larder_tls=$tls_port
 larder_pid=$router
 if [ -n "${LARDER_BASELINE:-}" ]; then
-    base_tls=$(free_port)
     # shellcheck disable=SC2086
-    start_larder_route "$LARDER_BASELINE" "$(free_port)" --tls-listen "127.0.0.1:$base_tls" \
-        --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" --node "$backend" \
-        --threads "$THREADS" $BASELINE_ARGS
-    wait_port "$base_tls"
+    tls_route "$LARDER_BASELINE" $BASELINE_ARGS
+    base_tls=$tls_port
     base_pid=$router
 fi
 
