@@ -30,7 +30,8 @@
 //!   whole is stored as fixed-size slices (its first slice read from the response that
 //!   showed it); `slice_spec.rs` is what the object and one slice are (the copy every
 //!   slice must be of); `slices.rs` gets one slice (store, coalesced fetch from the node
-//!   that owns it, else the origin with `Range`/`If-Range`); `slice_owner.rs` is which node
+//!   that owns it, else the origin with `Range`/`If-Range`), `slice_state.rs` the fetches
+//!   under way, the nodes and the counters beside it; `slice_owner.rs` is which node
 //!   owns a slice (rendezvous hashing over the cluster's nodes); `slice_reader.rs` streams
 //!   a byte range slice by slice to one client; `slice_peer.rs` answers another node's
 //!   request for a slice this node owns.
@@ -65,6 +66,7 @@ mod slice_owner;
 mod slice_peer;
 mod slice_reader;
 mod slice_spec;
+mod slice_state;
 mod slices;
 mod slicing;
 mod state;

@@ -75,6 +75,16 @@ impl SliceSpec {
     }
 }
 
+/// Why a slice could not be had.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum SliceError {
+    /// The origin's copy is not the one the slice was wanted for.
+    #[error("the origin's copy of the object changed")]
+    Changed,
+    #[error("{0}")]
+    Failed(Arc<str>),
+}
+
 /// One stored slice: its bytes and the copy they are of.
 #[derive(Debug)]
 pub struct Slice {

@@ -18,84 +18,10 @@ use super::body::OriginBody;
 use super::client::OriginClient;
 use super::conn::OriginCounters;
 use super::fields::first;
-use super::slice_owner::owner;
-use super::slice_spec::{Slice, SliceSpec, Version};
+use super::slice_spec::{Slice, SliceError, SliceSpec, Version};
 use super::upstream::Upstream;
 use crate::range::content_range;
-use crate::single_flight::SingleFlight;
-use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
-use std::net::SocketAddr;
 use std::sync::Arc;
-
-/// Most targets remembered as served by an origin that ignores ranges; the set starts
-/// over beyond it (forgetting costs one more attempt at slicing).
-const NO_RANGES_MAX: usize = 4096;
-
-/// Why a slice could not be had.
-#[derive(Clone, Debug, thiserror::Error)]
-pub enum SliceError {
-    /// The origin's copy is not the one the slice was wanted for.
-    #[error("the origin's copy of the object changed")]
-    Changed,
-    #[error("{0}")]
-    Failed(Arc<str>),
-}
-
-/// How many slices came from where, for the load report.
-#[derive(Debug, Default)]
-pub struct SliceCounters {
-    pub from_cache: Cell<u64>,
-    pub from_origin: Cell<u64>,
-    pub from_peers: Cell<u64>,
-}
-
-type Flight = SingleFlight<Result<Arc<Slice>, SliceError>>;
-
-/// The slice fetches under way, the cluster's nodes, and what the origin does with ranges.
-pub struct Slices {
-    fetching: Flight,
-    /// Fetches for other nodes' requests of slices whose own fetch here waits on a node.
-    for_peers: Flight,
-    /// The nodes slices are owned by: the configured peers and this node.
-    nodes: Vec<SocketAddr>,
-    own: Option<SocketAddr>,
-    no_ranges: RefCell<HashSet<String>>,
-    pub counters: SliceCounters,
-}
-
-impl Slices {
-    pub fn new(peers: &[SocketAddr], own: Option<SocketAddr>) -> Slices {
-        let mut nodes = peers.to_vec();
-        nodes.extend(own.filter(|o| !peers.contains(o)));
-        Slices {
-            fetching: Flight::default(),
-            for_peers: Flight::default(),
-            nodes,
-            own,
-            no_ranges: RefCell::default(),
-            counters: SliceCounters::default(),
-        }
-    }
-
-    /// Whether the origin of the object stored under `key` was seen to ignore ranges.
-    pub fn ignores_ranges(&self, key: &str) -> bool {
-        self.no_ranges.borrow().contains(key)
-    }
-
-    fn mark_no_ranges(&self, key: &str) {
-        let mut set = self.no_ranges.borrow_mut();
-        if set.len() >= NO_RANGES_MAX {
-            set.clear();
-        }
-        set.insert(key.to_string());
-    }
-
-    /// The node that owns slice `index` of `spec`'s object, when that is another node.
-    fn other_owner(&self, spec: &SliceSpec, index: u64) -> Option<SocketAddr> {
-        owner(&spec.key, index, &self.nodes).filter(|o| Some(*o) != self.own)
-    }
-}
 
 /// Slice `index` of `spec`'s object; `for_peer` when another node asks it of this one.
 pub async fn get(

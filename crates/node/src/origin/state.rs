@@ -8,7 +8,7 @@ use super::conn::OriginCounters;
 use super::fetch::Outcome;
 use super::hit_for_miss::HitForMiss;
 use super::peers::Peers;
-use super::slices::Slices;
+use super::slice_state::Slices;
 use super::store::ObjectStore;
 use super::upstream::Upstream;
 use crate::single_flight::SingleFlight;

@@ -7,7 +7,7 @@ use super::config::OriginConfig;
 use super::filling::Fills;
 use super::hit_for_miss::HitForMiss;
 use super::peers::Peers;
-use super::slices::Slices;
+use super::slice_state::Slices;
 use super::store::ObjectStore;
 use std::rc::Rc;
 
