@@ -71,6 +71,16 @@ pub struct OriginFlags {
     /// beyond it, or when the peer fails or refuses, the miss is filled from the origin.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub origin_peer_timeout_ms: u64,
+    /// KiB per slice of an origin object larger than --max-cached-file-kb: such an object
+    /// is stored as slices of this size, each fetched from the origin with a Range request
+    /// and held by one node of the cluster (the --peer nodes share them), so a large object
+    /// costs the origin at most one request per slice cluster-wide.
+    #[arg(long, value_name = "KIB", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(4..=65_536))]
+    pub slice_kb: u64,
+    /// Largest origin object in MiB stored as slices; a larger one is relayed uncached.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub max_object_mb: u64,
     /// Idle keep-alive connections kept open per origin.
     #[arg(long, default_value_t = 32)]
     pub origin_max_idle: usize,
@@ -94,6 +104,8 @@ impl OriginFlags {
         o.timeout = Duration::from_millis(self.origin_timeout_ms);
         o.peer_timeout = Duration::from_millis(self.origin_peer_timeout_ms);
         o.max_idle_per_origin = self.origin_max_idle;
+        o.slice_bytes = self.slice_kb << 10;
+        o.max_object_bytes = self.max_object_mb << 20;
         o.max_head_bytes = self.origin_max_head_kb << 10;
         o.max_head_fields = self.origin_max_head_fields;
         o.set_cookie = self.origin_set_cookie;
@@ -106,7 +118,7 @@ impl OriginFlags {
         let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
             v().map_or_else(String::new, |p| p.get_name().to_string())
         };
-        let pairs: [(&str, String); 14] = [
+        let pairs: [(&str, String); 16] = [
             ("--origin-set-cookie", name(&|| self.origin_set_cookie.to_possible_value())),
             ("--origin-host", name(&|| self.origin_host.to_possible_value())),
             ("--origin-uncacheable-secs", self.origin_uncacheable_secs.to_string()),
@@ -119,6 +131,8 @@ impl OriginFlags {
             ("--origin-timeout-ms", self.origin_timeout_ms.to_string()),
             ("--origin-peer-timeout-ms", self.origin_peer_timeout_ms.to_string()),
             ("--origin-max-idle", self.origin_max_idle.to_string()),
+            ("--slice-kb", self.slice_kb.to_string()),
+            ("--max-object-mb", self.max_object_mb.to_string()),
             ("--origin-max-head-kb", self.origin_max_head_kb.to_string()),
             ("--origin-max-head-fields", self.origin_max_head_fields.to_string()),
         ];
@@ -158,6 +172,8 @@ mod tests {
             "false",
             "--origin-max-head-kb",
             "8",
+            "--slice-kb",
+            "256",
         ];
         let set = Cmd::parse_from(given).flags;
         assert_ne!(set, defaults);

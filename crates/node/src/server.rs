@@ -24,10 +24,14 @@ const TICK: Duration = Duration::from_millis(250);
 /// threads; blocking, so a test or the CLI gives it a thread of its own.
 pub fn serve(
     listener: std::net::TcpListener,
-    config: Config,
+    mut config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), NodeError> {
     config.validate()?;
+    // A caching node knows itself among its peers (the slices of large objects it owns).
+    if let Some(o) = config.origin.as_mut() {
+        o.own_addr = o.own_addr.or(listener.local_addr().ok());
+    }
     listener.set_nonblocking(true)?;
     // The std listener was made with a small backlog; a second listen() raises it.
     // SAFETY: plain syscall on a listening socket we hold.

@@ -139,6 +139,7 @@ impl NodeState {
         let origin_changes = self.origin.as_ref().map_or(0, |o| o.upstream.store.changes());
         let origin_count = |f: fn(&crate::origin::OriginCounters) -> u64| origin.map_or(0, f);
         let peer_fills = self.origin.as_ref().map_or((0, 0), OriginState::peer_fills);
+        let slices = self.origin.as_ref().map_or((0, 0, 0), OriginState::slices);
         let load = wire::LoadReport {
             in_flight: c.in_flight.get(),
             open_connections: c.open_connections.get(),
@@ -161,6 +162,9 @@ impl NodeState {
             origin_errors: origin_count(|c| c.errors.get()),
             peer_fills: peer_fills.0,
             peer_fill_failures: peer_fills.1,
+            slices_from_cache: slices.0,
+            slices_from_origin: slices.1,
+            slices_from_peers: slices.2,
             uptime_ms: self.started.elapsed().as_millis() as u64,
         };
         NodeReport {

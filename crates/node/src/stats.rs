@@ -198,6 +198,21 @@ impl NodeReport {
             "Fills from another node that failed, filled from an origin instead.",
             one(l.peer_fill_failures),
         );
+        e.counter(
+            "larder_node_slices_from_cache",
+            "Slices of large objects served from the node's store.",
+            one(l.slices_from_cache),
+        );
+        e.counter(
+            "larder_node_slices_from_origin",
+            "Slices of large objects fetched from an origin.",
+            one(l.slices_from_origin),
+        );
+        e.counter(
+            "larder_node_slices_from_peers",
+            "Slices of large objects fetched from the node that owns them.",
+            one(l.slices_from_peers),
+        );
         e.counter("larder_node_sent_bytes", "Response bytes sent.", one(self.bytes_sent));
         e.counter(
             "larder_node_header_timeouts",

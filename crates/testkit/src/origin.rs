@@ -31,6 +31,9 @@ pub enum Route {
         echo: Vec<(String, String)>,
         /// Interim responses sent before this one: status and fields (103 Early Hints).
         interim: Vec<(u16, Vec<(String, String)>)>,
+        /// Answer a single `bytes=a-b` Range with 206 (unless an `If-Range` names
+        /// another ETag), as file servers do.
+        ranges: bool,
     },
     /// Read the request, never answer (until the origin stops).
     Silent,
@@ -49,7 +52,17 @@ impl Route {
             pause_at: None,
             echo: Vec::new(),
             interim: Vec::new(),
+            ranges: false,
         }
+    }
+
+    /// The same, answering a single `bytes=a-b` (or `a-`) Range with 206 and its
+    /// `Content-Range` when there is no `If-Range` or it names the route's ETag.
+    pub fn ranges(mut self) -> Route {
+        if let Route::Respond { ranges, .. } = &mut self {
+            *ranges = true;
+        }
+        self
     }
 
     /// The same with another status.
@@ -276,6 +289,7 @@ fn serve(s: &Shared, mut conn: TcpStream) {
                 pause_at,
                 echo,
                 interim,
+                ranges,
             }) => {
                 for (response, request) in &echo {
                     if let Some(v) = crate::header(&fields, request) {
@@ -292,6 +306,14 @@ fn serve(s: &Shared, mut conn: TcpStream) {
                         return;
                     }
                 }
+                let (status, body) = match ranged(ranges, &rf, &body, &fields) {
+                    Some((first, last)) => {
+                        let range = format!("bytes {first}-{last}/{}", body.len());
+                        rf.push(("Content-Range".to_string(), range));
+                        (206, body[first..=last].to_vec())
+                    }
+                    None => (status, body),
+                };
                 let answer = render(status, &rf, &body, chunked, &fields);
                 if let Some(n) = pause_at {
                     let at = (answer.len() - body.len() + n).min(answer.len());
@@ -382,6 +404,32 @@ fn wait_for_release<'a>(
         st = s.changed.wait_timeout(st, LIMIT).unwrap().0;
     }
     st
+}
+
+/// The bytes (inclusive) a request's single `Range` asks of `body`, when the route
+/// answers ranges and the `If-Range` (if any) names its ETag.
+fn ranged(
+    ranges: bool,
+    fields: &[(String, String)],
+    body: &[u8],
+    request: &[(String, String)],
+) -> Option<(usize, usize)> {
+    let spec = crate::header(request, "range")?.strip_prefix("bytes=")?;
+    if !ranges || body.is_empty() || spec.contains(',') {
+        return None;
+    }
+    if let Some(tag) = crate::header(request, "if-range") {
+        if crate::header(fields, "etag") != Some(tag) {
+            return None;
+        }
+    }
+    let (first, last) = spec.split_once('-')?;
+    let first: usize = first.trim().parse().ok()?;
+    let last = match last.trim() {
+        "" => body.len() - 1,
+        l => l.parse::<usize>().ok()?.min(body.len() - 1),
+    };
+    (first <= last).then_some((first, last))
 }
 
 /// One response; 304 without a body when the request's If-None-Match names its ETag.

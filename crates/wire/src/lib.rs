@@ -18,6 +18,8 @@
 //!   request it sends, so a node knows which target (and subtree) a body belongs to.
 //! - [`peer_fill`]: [`PeerHint`], the `X-Larder-Peer` field naming the node a replica
 //!   fills a target from, and the mark of a node's request to a peer.
+//! - [`slice_request`]: [`SliceRequest`], the `X-Larder-Slice` field by which a node asks
+//!   another for one slice of a large object it owns.
 //! - [`target_digest`]: [`TargetDigest`], the Bloom filter of those targets a node's load
 //!   report carries, so every router sees the same holders of a target.
 //! - [`latency`]: [`LatencyHistogram`], request times in fixed buckets, counted by router
@@ -48,6 +50,7 @@ pub mod percent;
 pub mod purge;
 pub mod ready;
 pub mod router_stats;
+pub mod slice_request;
 pub mod target_digest;
 pub mod target_hint;
 
@@ -63,5 +66,6 @@ pub use peer_fill::{PeerHint, PEER_FILL_FIELD, PEER_FILL_HEADER, PEER_HEADER};
 pub use purge::{PurgeReport, PurgeRequest, PURGE_HEADER, PURGE_METHOD};
 pub use ready::{NodeReady, RouterReady};
 pub use router_stats::RouterStats;
+pub use slice_request::{SliceRequest, SLICE_HEADER};
 pub use target_digest::TargetDigest;
 pub use target_hint::{TargetHint, TARGET_HINT_HEADER};

@@ -57,6 +57,15 @@ pub struct LoadReport {
     /// Misses whose peer failed, refused or was too slow, filled from an origin instead.
     #[serde(default)]
     pub peer_fill_failures: u64,
+    /// Slices of large objects a caching node served from its own store.
+    #[serde(default)]
+    pub slices_from_cache: u64,
+    /// Slices of large objects fetched from an origin.
+    #[serde(default)]
+    pub slices_from_origin: u64,
+    /// Slices of large objects fetched from the node that owns them.
+    #[serde(default)]
+    pub slices_from_peers: u64,
     /// Milliseconds since the node started (0: not said). Routers see a restart when it
     /// goes back, and let a node that joined or restarted warm up.
     #[serde(default)]

@@ -140,6 +140,17 @@ pub struct OriginConfig {
     /// for body bytes after it; beyond it the miss is filled from the origin (what a
     /// peer already sent is kept when the origin's copy is the same). Default is 1 s.
     pub peer_timeout: Duration,
+    /// Bytes per slice of an object too large to be stored whole (above the node's
+    /// whole-object limit): such an object is stored as slices of this size, each fetched
+    /// from the origin with a `Range` request and owned by one node of the cluster.
+    /// Default is 1 MiB.
+    pub slice_bytes: u64,
+    /// Largest object stored as slices; a larger one is relayed uncached. Default is
+    /// 1 GiB.
+    pub max_object_bytes: u64,
+    /// This node's own listening address, so it knows the slices it owns among
+    /// [`OriginConfig::peers`] (set by the server from its listener).
+    pub own_addr: Option<SocketAddr>,
 }
 
 impl OriginConfig {
@@ -168,6 +179,9 @@ impl OriginConfig {
             invalidate_from: Vec::new(),
             peers: Vec::new(),
             peer_timeout: Duration::from_secs(1),
+            slice_bytes: 1 << 20,
+            max_object_bytes: 1 << 30,
+            own_addr: None,
         }
     }
 

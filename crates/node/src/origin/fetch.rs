@@ -16,6 +16,8 @@ use super::filling::Filling;
 use super::freshness::{decide, Exchange, Freshness, NotStorable};
 use super::resume::Resume;
 use super::site;
+use super::slice_spec::SliceSpec;
+use super::slicing;
 use super::store::Stored;
 use super::upstream::Upstream;
 use super::vary::{names, secondary_key};
@@ -62,6 +64,9 @@ pub enum Outcome {
     Shared(Arc<Stored>, How),
     /// A cacheable response whose body is arriving: every waiter it matches relays it.
     Filling(Rc<Filling>),
+    /// A large object stored as slices: its head and slicing; every waiter it matches
+    /// streams the slices.
+    Sliced(Arc<Stored>, Arc<SliceSpec>),
     /// Not shareable (not cacheable, or relayed uncached): each waiter fetches on its own.
     Pass,
     /// The origin failed: each waiter serves its stale copy if allowed, else this error.
@@ -228,8 +233,19 @@ async fn answer(
     let decision = decide(&exchange(head.status, &kept), defaults);
     note(&decision);
     let declared = body.declared_len();
-    if declared.is_some_and(|n| n > max_cached) {
-        return Fetched::own(Own::Stream(head, Vec::new(), Box::new(body)));
+    if let Some(len) = declared.filter(|&n| n > max_cached) {
+        // Too large to store whole: stored as slices when it can be, else relayed.
+        let host = site::host_to_send(up.config.host, req);
+        let spec = match &decision {
+            Ok(_) => slicing::spec_for(up, (target, &req.target, host), &head, &kept, len),
+            Err(_) => None,
+        };
+        let (Some(spec), Ok(freshness)) = (spec, decision) else {
+            return Fetched::own(Own::Stream(head, Vec::new(), Box::new(body)));
+        };
+        let from_origin = resume.is_none();
+        let (meta, spec) = slicing::start(up, spec, (kept, freshness), body, from_origin).await;
+        return with_cookies(Outcome::Sliced(meta, spec));
     }
     let vary = names(&kept);
     let vary_key = secondary_key(&vary, req);

@@ -26,6 +26,15 @@
 //!   (only configured nodes, never again from a peer when the request is itself a peer
 //!   fill); `resume.rs`: the rest of a body whose peer failed mid-way, from the origin,
 //!   only when the origin's copy is the same.
+//! - Large objects as slices: `slicing.rs` decides that a response too large to store
+//!   whole is stored as fixed-size slices (its first slice read from the response that
+//!   showed it); `slice_spec.rs` is what the object and one slice are (the copy every
+//!   slice must be of); `slices.rs` gets one slice (store, coalesced fetch from the node
+//!   that owns it, else the origin with `Range`/`If-Range`), `slice_state.rs` the fetches
+//!   under way, the nodes and the counters beside it; `slice_owner.rs` is which node
+//!   owns a slice (rendezvous hashing over the cluster's nodes); `slice_reader.rs` streams
+//!   a byte range slice by slice to one client; `slice_peer.rs` answers another node's
+//!   request for a slice this node owns.
 //! - `pass.rs`: a request of any other method (POST, PUT, DELETE, …) passed to the origin
 //!   with its body streamed, the response relayed to that client alone and never stored;
 //!   `invalidate.rs`: what a successful unsafe request drops (RFC 9111 §4.4), and the
@@ -53,6 +62,13 @@ mod relay;
 mod resume;
 mod serve;
 mod site;
+mod slice_owner;
+mod slice_peer;
+mod slice_reader;
+mod slice_spec;
+mod slice_state;
+mod slices;
+mod slicing;
 mod state;
 mod store;
 mod upstream;
@@ -66,4 +82,5 @@ pub(crate) use invalidate::answer as answer_invalidation;
 pub(crate) use pass::pass;
 pub(crate) use relay::Relay;
 pub(crate) use serve::serve;
+pub use slice_owner::owner as slice_owner;
 pub use state::OriginState;

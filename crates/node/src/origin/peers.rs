@@ -61,6 +61,11 @@ impl Peers {
         self.clients.get(&hint.0)
     }
 
+    /// The client of the configured peer `addr`.
+    pub fn client(&self, addr: &SocketAddr) -> Option<&OriginClient> {
+        self.clients.get(addr)
+    }
+
     /// Whether a fetch of `target` on this node waits for a peer right now.
     pub fn is_waiting(&self, target: &str) -> bool {
         self.waiting.borrow().contains(target)

@@ -1,9 +1,11 @@
 //! A body relayed to one client as it arrives: a response too large for the cache (or
-//! not cacheable) straight from the origin, or a cacheable one from its filling buffer: one piece in memory at a time, each write bounded by the
+//! not cacheable) straight from the origin, a cacheable one from its filling buffer, or a
+//! large one slice by slice: one piece in memory at a time, each write bounded by the
 //! send timeout, re-chunked when the origin did not say how long the body is.
 
 use super::body::OriginBody;
 use super::filling::FillReader;
+use super::slice_reader::SliceReader;
 use http1::chunked::{encode_chunk_head, CHUNK_END, LAST_CHUNK};
 use std::io;
 use std::time::Duration;
@@ -18,6 +20,8 @@ pub enum Source {
     Origin(OriginBody),
     /// From a response being filled into the cache (shared with other clients).
     Fill(FillReader),
+    /// From the slices of a large object.
+    Slices(SliceReader),
 }
 
 impl Source {
@@ -25,6 +29,7 @@ impl Source {
         match self {
             Source::Origin(b) => b.next().await.map_err(|e| e.to_string()),
             Source::Fill(r) => r.next().await.map_err(|e| e.to_string()),
+            Source::Slices(r) => r.next().await,
         }
     }
 }

@@ -14,16 +14,20 @@ use super::partial::{range_of, ranged, validators};
 use super::peers::Peers;
 use super::relay::{Relay, Source};
 use super::site;
+use super::slice_peer;
+use super::slice_reader::SliceReader;
+use super::slice_spec::SliceSpec;
 use super::state::OriginState;
 use super::store::Stored;
 use crate::conditional::not_modified;
-use crate::range::{content_range, unsatisfied, RangeRequest};
+use crate::range::{content_range, requested, unsatisfied, RangeRequest};
 use crate::reply::{begin, begin_dated, error, simple, Reply, ReplyCtx, SharedBody};
 use crate::state::NodeState;
 use crate::stats::Counters;
 use http1::{RequestHead, ResponseHead, Status, Version};
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// Fields of a stored or relayed response the node writes itself (the origin's `Date` is
@@ -55,9 +59,19 @@ pub async fn serve(
             node.holdings.borrow_mut().changed();
         }
     }
+    let asked_slice = req.header(wire::SLICE_HEADER).and_then(wire::SliceRequest::parse);
+    if let Some(asked) = asked_slice.filter(|_| Peers::is_peer_fill(req)) {
+        return slice_peer::answer(node, origin, (req, target, asked), ctx, out).await;
+    }
     let mut to = Answer::new(node, req, ctx);
-    let cached = origin.upstream.store.get(target, req);
     let now = SystemTime::now();
+    if let Some((head, spec)) = origin.upstream.store.sliced(target) {
+        if head.freshness.is_fresh(now) {
+            Counters::add(&node.counters.hits, 1);
+            return to.sliced(node, (&head, spec), How::Hit, out);
+        }
+    }
+    let cached = origin.upstream.store.get(target, req);
     if let Some(s) = cached.as_ref().filter(|s| s.freshness.is_fresh(now)) {
         Counters::add(&node.counters.hits, 1);
         return to.stored(s, How::Hit, out);
@@ -101,7 +115,7 @@ pub async fn serve(
     let usable = match &outcome {
         Some(Outcome::Shared(s, _)) => s.matches(req),
         Some(Outcome::Filling(f)) => f.meta.matches(req),
-        Some(Outcome::Failed(..)) => true,
+        Some(Outcome::Sliced(..)) | Some(Outcome::Failed(..)) => true,
         Some(Outcome::Pass) | None => false,
     };
     if matches!(mine, Mine::Waited) && !usable {
@@ -124,6 +138,7 @@ pub async fn serve(
     match outcome {
         Some(Outcome::Shared(s, how)) => to.stored(&s, how, out),
         Some(Outcome::Filling(f)) => to.filling(&f, out),
+        Some(Outcome::Sliced(head, spec)) => to.sliced(node, (&head, spec), How::Miss, out),
         Some(Outcome::Failed(status, why)) => match cached {
             Some(s) if s.freshness.usable_on_error(SystemTime::now()) => {
                 to.stored(&s, How::Stale, out)
@@ -284,6 +299,40 @@ impl<'a> Answer<'a> {
         let (start, end) = part.map_or((0, len), |(a, b)| (a as usize, b as usize + 1));
         let mut reply = self.reply(status, if send { (end - start) as u64 } else { 0 });
         reply.shared = send.then(|| SharedBody { bytes: s.body.clone(), start, end });
+        reply
+    }
+
+    /// A large object stored as slices (`head` a [`Stored`] without its body): the head
+    /// now (200 whole, 206 for one range, 304, 416), the bytes slice by slice as they
+    /// are sent. Several ranges are answered 200 whole, as for stored responses.
+    fn sliced(
+        &self,
+        node: &Rc<NodeState>,
+        (head, spec): (&Stored, Arc<SliceSpec>),
+        how: How,
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        let len = spec.version.total;
+        let range = if self.answers_not_modified(head, how) {
+            RangeRequest::Full
+        } else {
+            requested(self.req, validators(head), len)
+        };
+        let part = match range {
+            RangeRequest::Full => None,
+            RangeRequest::Partial { start, end } => Some((start, end)),
+            RangeRequest::Unsatisfiable => {
+                let cr = unsatisfied(len);
+                let fields: &[(&str, &[u8])] =
+                    &[("Content-Range", cr.as_bytes()), ("X-Larder-Cache", how.as_bytes())];
+                return error(self.node, out, Status::RANGE_NOT_SATISFIABLE, self.ctx, fields);
+            }
+        };
+        let (status, send) = self.head_of(head, how, len, part, out);
+        let bytes = part.unwrap_or((0, len - 1));
+        let mut reply = self.reply(status, if send { bytes.1 - bytes.0 + 1 } else { 0 });
+        let body = Source::Slices(SliceReader::new(node, spec, bytes));
+        reply.relay = send.then(|| Relay { prefix: Vec::new(), body, chunked: false });
         reply
     }
 

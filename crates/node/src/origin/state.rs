@@ -8,6 +8,7 @@ use super::conn::OriginCounters;
 use super::fetch::Outcome;
 use super::hit_for_miss::HitForMiss;
 use super::peers::Peers;
+use super::slice_state::Slices;
 use super::store::ObjectStore;
 use super::upstream::Upstream;
 use crate::single_flight::SingleFlight;
@@ -27,6 +28,7 @@ impl OriginState {
         let upstream = Upstream {
             client: Rc::new(OriginClient::new(&config)),
             peers: Peers::new(&config),
+            slices: Slices::new(&config.peers, config.own_addr),
             store: Rc::new(ObjectStore::new(cache_bytes)),
             fills: Rc::default(),
             // Marks are small: a sixty-fourth of the cache holds tens of thousands.
@@ -47,6 +49,13 @@ impl OriginState {
 
     pub fn counters(&self) -> &OriginCounters {
         self.upstream.client.counters()
+    }
+
+    /// Slices of large objects served from the store, fetched from the origin, fetched
+    /// from the nodes that own them.
+    pub fn slices(&self) -> (u64, u64, u64) {
+        let c = &self.upstream.slices.counters;
+        (c.from_cache.get(), c.from_origin.get(), c.from_peers.get())
     }
 
     /// Misses filled from peers, and peer fills that failed (filled from the origin).

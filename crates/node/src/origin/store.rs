@@ -7,6 +7,7 @@
 use super::fields::{first, Field};
 use super::freshness::Freshness;
 use super::site;
+use super::slice_spec::{Slice, SliceSpec};
 use super::vary::secondary_key;
 use cache::{ByteCache, Lru};
 use http1::RequestHead;
@@ -69,6 +70,11 @@ enum Entry {
     Object(Arc<Stored>),
     /// The response for this target varies on these fields: look under the full key.
     Varies(Arc<[String]>),
+    /// A large object stored as slices: its head (a [`Stored`] with an empty body) and how
+    /// it is sliced; each slice is an entry of its own ([`SliceSpec::slice_key`]).
+    Sliced(Arc<Stored>, Arc<SliceSpec>),
+    /// One slice of a large object.
+    Slice(Arc<Slice>),
 }
 
 /// The byte-bounded store of origin objects (loop-local).
@@ -129,6 +135,7 @@ impl ObjectStore {
         let names = match lru.get(&target.to_string())? {
             Entry::Object(s) => return Some(Arc::clone(s)),
             Entry::Varies(names) => Arc::clone(names),
+            Entry::Sliced(..) | Entry::Slice(_) => return None,
         };
         let key = format!("{target}{}", secondary_key(&names, req));
         match lru.get(&key)? {
@@ -152,6 +159,41 @@ impl ObjectStore {
         let key = format!("{target}{}", s.vary_key);
         let bytes = s.bytes(&key);
         lru.insert(key, Entry::Object(s), bytes);
+    }
+
+    /// The head and slicing of the large object stored under `target`, if it is one.
+    pub fn sliced(&self, target: &str) -> Option<(Arc<Stored>, Arc<SliceSpec>)> {
+        match self.lru.borrow_mut().get(&target.to_string())? {
+            Entry::Sliced(head, spec) => Some((Arc::clone(head), Arc::clone(spec))),
+            _ => None,
+        }
+    }
+
+    /// Store the head of a large object stored as slices under `spec`'s key.
+    pub fn put_sliced(&self, head: Arc<Stored>, spec: Arc<SliceSpec>) {
+        self.changes.set(self.changes.get() + 1);
+        let bytes = head.bytes(&spec.key) + spec.key.len() as u64 + 64;
+        self.lru.borrow_mut().insert(spec.key.clone(), Entry::Sliced(head, spec), bytes);
+    }
+
+    /// The slice stored under `key` ([`SliceSpec::slice_key`]).
+    pub fn slice(&self, key: &str) -> Option<Arc<Slice>> {
+        match self.lru.borrow_mut().get(&key.to_string())? {
+            Entry::Slice(s) => Some(Arc::clone(s)),
+            _ => None,
+        }
+    }
+
+    /// Store one slice under `key`.
+    pub fn put_slice(&self, key: &str, slice: Arc<Slice>) {
+        let bytes = (key.len() + slice.body.len() + slice.version.validator.len() + 64) as u64;
+        self.lru.borrow_mut().insert(key.to_string(), Entry::Slice(slice), bytes);
+    }
+
+    /// Forget what is stored under `key` (a large object's head, or one of its slices).
+    pub fn remove_key(&self, key: &str) {
+        self.changes.set(self.changes.get() + 1);
+        self.lru.borrow_mut().remove(&key.to_string());
     }
 
     /// Forget the response that would answer `req` for `target`.
@@ -207,7 +249,11 @@ impl ObjectStore {
                     *s = Arc::new(stale_from(s, now));
                     true
                 }
-                (InvalidationMode::Soft, Entry::Varies(_)) => true,
+                (InvalidationMode::Soft, Entry::Sliced(head, _)) => {
+                    *head = Arc::new(stale_from(head, now));
+                    true
+                }
+                (InvalidationMode::Soft, Entry::Varies(_) | Entry::Slice(_)) => true,
             }
         });
         if held {

@@ -7,6 +7,7 @@ use super::config::OriginConfig;
 use super::filling::Fills;
 use super::hit_for_miss::HitForMiss;
 use super::peers::Peers;
+use super::slice_state::Slices;
 use super::store::ObjectStore;
 use std::rc::Rc;
 
@@ -18,6 +19,8 @@ pub struct Upstream {
     pub peers: Peers,
     pub store: Rc<ObjectStore>,
     pub fills: Rc<Fills>,
+    /// The slices of large objects being fetched, and who owns which.
+    pub slices: Slices,
     /// Targets whose requests go straight to the origin for now.
     pub hit_for_miss: HitForMiss,
 }

@@ -66,6 +66,16 @@ impl TestNode {
 
     /// [`TestNode::start`], `tune` told the address the node will listen on.
     pub fn start_knowing_addr(tune: impl FnOnce(&mut node::Config, SocketAddr)) -> TestNode {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        TestNode::start_on(listener, tune)
+    }
+
+    /// [`TestNode::start_knowing_addr`] on a listener bound already (so that nodes can be
+    /// told each other's addresses before any starts).
+    pub fn start_on(
+        listener: std::net::TcpListener,
+        tune: impl FnOnce(&mut node::Config, SocketAddr),
+    ) -> TestNode {
         let scratch = TempDir::new("node-srv");
         let root = make_docroot(&scratch.0);
         let mut cfg = node::Config::new(&root);
@@ -79,7 +89,6 @@ impl TestNode {
             view_bytes: 16 * 1024,
             doc_bytes: 3000,
         });
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         tune(&mut cfg, addr);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
