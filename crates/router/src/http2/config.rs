@@ -47,6 +47,12 @@ pub struct Http2Config {
     /// Response bytes the router queues per stream beyond what the client's window takes.
     /// Default is 65536.
     pub max_send_buffer_bytes: usize,
+    /// Response bytes gathered per connection before they are written to the client:
+    /// the frames of all streams that answered in one turn of the connection go out
+    /// together (fewer TLS records and system calls on both sides), and are written at
+    /// once when there are more. 0 writes every frame as h2 hands it over. Default is
+    /// 65536.
+    pub write_batch_bytes: usize,
     /// `PING` and `SETTINGS` frames (each one the router must answer) a client may send in
     /// one second: beyond it the connection is closed. Default is 100.
     pub max_control_frames_per_second: u32,
@@ -71,6 +77,7 @@ impl Default for Http2Config {
             max_pending_reset_streams: 20,
             max_error_reset_streams: 1024,
             max_send_buffer_bytes: 64 * 1024,
+            write_batch_bytes: 64 * 1024,
             max_control_frames_per_second: 100,
         }
     }

@@ -8,7 +8,8 @@
 //! Its files: `config` (the `[http2]` section), `stream` (one request),
 //! `extended_connect` (a WebSocket over one stream, RFC 8441), `rewind` (the
 //! bytes the HTTP/1.1 reader took before it saw the preface), `flood_guard` (a limit on
-//! the `PING` and `SETTINGS` frames a client sends), `counts` (for `/stats`).
+//! the `PING` and `SETTINGS` frames a client sends), `write_batch` (the frames of one
+//! turn of the connection written together), `counts` (for `/stats`).
 
 pub(crate) mod calm_down;
 pub mod config;
@@ -17,6 +18,7 @@ mod extended_connect;
 mod flood_guard;
 pub(crate) mod rewind;
 mod stream;
+mod write_batch;
 mod write_through;
 
 use std::future::poll_fn;
@@ -34,6 +36,7 @@ use crate::pools::Pools;
 
 use counts::Http2Counts;
 use flood_guard::FloodGuard;
+use write_batch::{Turns, WriteBatch};
 
 /// How an HTTP/2 connection starts (RFC 9113 §3.4); its first line is enough to tell it
 /// from an HTTP/1.1 request.
@@ -58,6 +61,22 @@ pub(crate) struct Shared {
 /// starts). Returns once every stream's task has ended, so its requests are accounted.
 pub(crate) async fn serve<T>(
     io: T,
+    peer: SocketAddr,
+    cluster: Arc<Cluster>,
+    access_log: Option<Arc<AccessLog>>,
+    drain: DrainWait,
+    pools: Pools,
+) where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let turns = Turns::default();
+    let io = WriteBatch::new(io, cluster.settings().config.http2.write_batch_bytes, turns.clone());
+    turns.counting(serve_batched(io, peer, cluster, access_log, drain, pools)).await
+}
+
+/// `serve`, over a writer that gathers each turn's frames.
+async fn serve_batched<T>(
+    io: WriteBatch<T>,
     peer: SocketAddr,
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
