@@ -162,6 +162,7 @@ impl NodeState {
             peer_fills: peer_fills.0,
             peer_fill_failures: peer_fills.1,
             uptime_ms: self.started.elapsed().as_millis() as u64,
+            handoff_socket: self.config.handoff.as_ref().map(|h| h.socket.display().to_string()),
         };
         NodeReport {
             load,
