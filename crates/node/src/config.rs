@@ -1,6 +1,7 @@
 //! Everything a node can be told, with defaults that are safe on an open network.
 
 use crate::dynamic::DynamicConfig;
+use crate::handoff_config::HandoffConfig;
 use crate::origin::OriginConfig;
 use http1::Limits;
 use std::path::PathBuf;
@@ -59,6 +60,9 @@ pub struct Config {
     pub access_log: Option<PathBuf>,
     /// Serve from origins instead of the docroot (`--origin`); `None` serves files.
     pub origin: Option<OriginConfig>,
+    /// Adopt client connections a router on this host hands over (`--handoff-socket`);
+    /// `None` takes none.
+    pub handoff: Option<HandoffConfig>,
 }
 
 impl Config {
@@ -88,6 +92,7 @@ impl Config {
             dynamic: Some(DynamicConfig::default()),
             access_log: None,
             origin: None,
+            handoff: None,
         }
     }
 
@@ -118,6 +123,13 @@ impl Config {
         }
         if self.dynamic.as_ref().is_some_and(|d| d.mount.is_empty() || d.mount.contains('/')) {
             return Err(ConfigError::Mount);
+        }
+        if let Some(h) = &self.handoff {
+            if h.max_connections == 0 || h.max_message_bytes == 0 || h.timeout.is_zero() {
+                return Err(ConfigError::Zero(
+                    "handoff max connections, message bytes and timeout",
+                ));
+            }
         }
         if let Some(o) = &self.origin {
             if o.origins.is_empty() {

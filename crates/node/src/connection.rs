@@ -59,9 +59,20 @@ impl Drop for InFlight<'_> {
 
 /// Serve one accepted connection until it closes.
 pub async fn serve_connection(node: Rc<NodeState>, stream: TcpStream, peer: SocketAddr) {
+    serve_connection_from(node, stream, peer, Vec::new()).await;
+}
+
+/// Serve a connection whose first bytes, `read`, were read by someone else (a router that
+/// handed it over), as if they had just arrived.
+pub async fn serve_connection_from(
+    node: Rc<NodeState>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    read: Vec<u8>,
+) {
     Counters::add(&node.counters.open_connections, 1);
     let mut conn =
-        Conn { node: Rc::clone(&node), stream, peer, inbuf: Vec::new(), pos: 0, out: Vec::new() };
+        Conn { node: Rc::clone(&node), stream, peer, inbuf: read, pos: 0, out: Vec::new() };
     // An I/O error only ends this connection; there is nobody to tell.
     let _ = conn.run().await;
     Counters::sub(&node.counters.open_connections, 1);

@@ -147,6 +147,17 @@ pub struct Flags {
     /// Append a Combined Log Format access log to this file (buffered).
     #[arg(long)]
     pub access_log: Option<PathBuf>,
+    /// Adopt client connections a router on this host hands over (larder route
+    /// --handoff) on this Unix socket, advertised in the load report; the node then serves
+    /// them itself. Created mode 0600; a stale socket at the path is replaced.
+    #[arg(long, value_name = "PATH")]
+    pub handoff_socket: Option<PathBuf>,
+    /// Handed-off connections served at once; more are refused (the router relays them).
+    #[arg(long, default_value_t = 4096)]
+    pub handoff_max_connections: usize,
+    /// Most bytes a router may pass with a handed-off connection.
+    #[arg(long, default_value_t = 64 * 1024)]
+    pub handoff_max_bytes: usize,
 }
 
 impl Flags {
@@ -196,6 +207,12 @@ impl Flags {
         cfg.load_path = (!self.no_load_report).then_some(self.load_path);
         cfg.metrics_path = (!self.no_metrics).then_some(self.metrics_path);
         cfg.access_log = self.access_log;
+        cfg.handoff = self.handoff_socket.map(|socket| {
+            let mut h = crate::HandoffConfig::new(socket);
+            h.max_connections = self.handoff_max_connections;
+            h.max_message_bytes = self.handoff_max_bytes;
+            h
+        });
         cfg.dynamic = (!self.no_dynamic).then(|| DynamicConfig {
             mount: self.dyn_mount,
             iterations: DynamicConfig::iterations_for(self.dyn_cost_us, self.dyn_iterations),

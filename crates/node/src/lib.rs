@@ -31,6 +31,9 @@
 //!   own thread.
 //! - [`origin`]: the node as a cache in front of origin servers (`--origin`): the pooled
 //!   client, the HTTP caching rules, the object store, coalesced misses, 502/504.
+//! - `handoff.rs`: adopting client connections a router on this host passes over a Unix
+//!   socket (SCM_RIGHTS, [`wire::Handoff`]), served from the bytes the router read;
+//!   [`handoff_config`]: its socket and limits ([`HandoffConfig`]).
 //! - [`config`]: every limit and switch, with safe defaults; [`error`]: [`NodeError`].
 
 // `unsafe` only in the modules marked `allow(unsafe_code)` below (libc calls the standard
@@ -51,6 +54,8 @@ mod dynamic_route;
 pub mod error;
 #[cfg(feature = "clap")]
 pub mod flags;
+mod handoff;
+pub mod handoff_config;
 pub mod holdings;
 pub mod origin;
 #[cfg(feature = "clap")]
@@ -77,6 +82,7 @@ pub use dynamic::DynamicConfig;
 pub use error::NodeError;
 #[cfg(feature = "clap")]
 pub use flags::{Flags, FlagsError};
+pub use handoff_config::HandoffConfig;
 pub use http1::Limits;
 #[cfg(feature = "clap")]
 pub use origin_flags::OriginFlags;

@@ -4,6 +4,7 @@
 use crate::config::Config;
 use crate::connection::serve_connection;
 use crate::error::NodeError;
+use crate::handoff;
 use crate::state::NodeState;
 use crate::stats::SAMPLE_GAP;
 use std::future::Future;
@@ -55,6 +56,11 @@ async fn run(
     let node = Rc::new(NodeState::new(config, stop_rx)?);
     let slots = Arc::new(Semaphore::new(max));
     tokio::task::spawn_local(tick(Rc::clone(&node)));
+    let handoff_socket = node.config.handoff.as_ref().map(|h| h.socket.clone());
+    if let Some(h) = &node.config.handoff {
+        let adoptions = handoff::bind(h).map_err(NodeError::path("handoff socket", &h.socket))?;
+        tokio::task::spawn_local(handoff::accept(Rc::clone(&node), adoptions, Arc::clone(&slots)));
+    }
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -91,6 +97,9 @@ async fn run(
     let _ = tokio::time::timeout(grace, slots.acquire_many(max as u32)).await;
     if let Some(log) = &node.log {
         log.borrow_mut().hand_over();
+    }
+    if let Some(path) = handoff_socket {
+        handoff::unlink(&path);
     }
     Ok(())
 }

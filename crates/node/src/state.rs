@@ -166,6 +166,7 @@ impl NodeState {
             slices_from_origin: slices.1,
             slices_from_peers: slices.2,
             uptime_ms: self.started.elapsed().as_millis() as u64,
+            handoff_socket: self.config.handoff.as_ref().map(|h| h.socket.display().to_string()),
         };
         NodeReport {
             load,

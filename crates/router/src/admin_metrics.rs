@@ -122,6 +122,17 @@ pub(crate) fn metrics(cluster: &Cluster) -> String {
         "HTTP/2 client connections accepted.",
         vec![(vec![], http2.connections())],
     );
+    let handoff = cluster.handoff_counts();
+    e.counter(
+        "larder_route_handoffs",
+        "Client connections passed to a node on this host, which serves them from then on.",
+        vec![(vec![], handoff.handed())],
+    );
+    e.counter(
+        "larder_route_handoff_fallbacks",
+        "Connection handoffs a node did not take in time; their requests were relayed.",
+        vec![(vec![], handoff.fallbacks())],
+    );
     let st = p.policy.stats();
     e.gauge(
         "larder_route_policy_table_entries",

@@ -6,7 +6,7 @@ use std::time::Instant;
 use policy::NodeId;
 use serde_json::json;
 use wire::router_stats::{
-    HotTarget, NodeRow, NodeState, PlacementStats, PolicyStats, ProtocolStats,
+    HandoffStats, HotTarget, NodeRow, NodeState, PlacementStats, PolicyStats, ProtocolStats,
 };
 use wire::RouterStats;
 
@@ -96,6 +96,10 @@ pub(crate) fn stats(cluster: &Cluster) -> RouterStats {
         hot_targets_tracked: hot_tracked,
         hot_targets: hot.iter().take(STATS_HOT_TARGETS).map(|e| hot_target(&p, e)).collect(),
         protocols: protocols(cluster, &nodes),
+        handoff: HandoffStats {
+            handoffs: cluster.handoff_counts().handed(),
+            fallbacks: cluster.handoff_counts().fallbacks(),
+        },
         nodes,
         discovery,
     }

@@ -87,7 +87,10 @@ async fn load_monitor(cluster: Arc<Cluster>) {
         let settings = cluster.settings();
         let load = &settings.config.load;
         let interval = load.poll;
-        let targets: Vec<(NodeId, Arc<Upstream>)> = cluster.probe_targets(|n| n.load_report);
+        // With handoff on every node is asked: its report is where it names its socket.
+        let every = settings.config.handoff.enabled;
+        let targets: Vec<(NodeId, Arc<Upstream>)> =
+            cluster.probe_targets(|n| n.load_report || every);
         let started = tokio::time::Instant::now();
         let max_age = (STALE_REPORTS * interval).max(load.timeout + interval);
         cluster.forget_stale_reports(Instant::now(), max_age);
@@ -106,6 +109,7 @@ async fn load_monitor(cluster: Arc<Cluster>) {
                 in_flight.lock().recover().remove(&node);
                 if let Ok((200, body)) = got {
                     if let Some(report) = parse_report(&body, full) {
+                        upstream.handoff.set(report.figures.handoff_socket.as_deref());
                         cluster.report_load(node, report, Instant::now());
                     }
                 }

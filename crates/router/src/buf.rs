@@ -70,6 +70,19 @@ impl IoBuf {
         }
     }
 
+    /// Consume `n` bytes but keep them, so [`IoBuf::unconsume_all`] can give back
+    /// everything read since the buffer was last emptied (a connection handed off passes
+    /// the bytes of its first request on).
+    pub(crate) fn consume_keeping(&mut self, n: usize) {
+        debug_assert!(n <= self.len());
+        self.start += n;
+    }
+
+    /// Every byte kept since the buffer was last emptied, unconsumed again.
+    pub(crate) fn unconsume_all(&mut self) {
+        self.start = 0;
+    }
+
     pub(crate) fn clear(&mut self) {
         self.start = 0;
         self.data.clear();

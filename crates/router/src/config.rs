@@ -88,6 +88,8 @@ pub struct RouterConfig {
     pub node_tls: NodeTlsConfig,
     /// HTTP/2 for clients and its limits.
     pub http2: Http2Config,
+    /// Passing plain HTTP/1.1 client connections to nodes on this host.
+    pub handoff: HandoffConfig,
 }
 
 impl Default for RouterConfig {
@@ -119,6 +121,7 @@ impl Default for RouterConfig {
             tls: TlsConfig::default(),
             node_tls: NodeTlsConfig::default(),
             http2: Http2Config::default(),
+            handoff: HandoffConfig::default(),
         }
     }
 }
@@ -700,6 +703,32 @@ impl Default for Tuning {
     }
 }
 
+/// Connection handoff: a plain HTTP/1.1 client connection is passed, after its first
+/// request is placed, to that request's node as a file descriptor over the Unix socket the
+/// node names in its load report (`handoff_socket`), with the bytes already read; the node
+/// serves the connection from then on, and its responses never cross the router. Only for
+/// nodes on the router's own host (a socket path means nothing elsewhere); TLS and HTTP/2
+/// connections, requests with a body or an upgrade, and nodes without a socket are relayed
+/// as before, and so is a request whose node refuses or does not answer in time.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HandoffConfig {
+    /// Offer connections to nodes that advertise a handoff socket. Later requests on a
+    /// handed-off connection are served by the node it went to, wherever the policy would
+    /// have placed them. Default is false.
+    pub enabled: bool,
+    /// How long the router waits for a node to take a connection (connect, message,
+    /// answer) before it relays the request itself. Default is 500 ms.
+    #[serde(rename = "answer_ms", with = "crate::millis")]
+    pub answer: Duration,
+}
+
+impl Default for HandoffConfig {
+    fn default() -> Self {
+        HandoffConfig { enabled: false, answer: Duration::from_millis(500) }
+    }
+}
+
 /// Timeouts, each written in milliseconds.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -876,6 +905,9 @@ impl RouterConfig {
         }
         self.discovery.validate()?;
         self.http2.validate()?;
+        if self.handoff.enabled && self.handoff.answer.is_zero() {
+            return bad("handoff.answer_ms must be greater than zero");
+        }
         for (i, n) in self.nodes.iter().enumerate() {
             if self.nodes[..i].iter().any(|m| m.addr == n.addr) {
                 return Err(RouterError::Config(format!("nodes: {} is listed twice", n.addr)));

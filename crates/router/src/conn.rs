@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http1::{BodyFraming, ParseError, Status};
+use policy::{Outcome, Target};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
@@ -22,9 +23,10 @@ use crate::access_log::{AccessEntry, AccessLog, Protocol};
 use crate::body::{self, BodyError, BodyPlan, SourceError};
 use crate::buf::IoBuf;
 use crate::client_io::ClientIo;
-use crate::cluster::{Cluster, Dispatch, Settings};
+use crate::cluster::{Cluster, Dispatch, Finished, Settings};
 use crate::drain::DrainWait;
 use crate::exchange::{self, AttemptError, Fault};
+use crate::handoff;
 use crate::head::{self, ClientBody, Rejection, Request, Response, ResponseRules};
 use crate::http2;
 use crate::pipe_pool::PipePool;
@@ -45,6 +47,8 @@ enum Flow {
     /// Close, but the client may still be sending (a body the router refused or the node
     /// answered early): drain its input for a while first (`Connection::linger`).
     Linger,
+    /// A node took the connection (`handoff.rs`): let go of it untouched.
+    HandedOff,
 }
 
 /// A request that got an upstream response.
@@ -150,12 +154,16 @@ impl<S: ClientIo> Connection<S> {
                     break self.reject(&settings, &rejection, None).await;
                 }
             }
+            let offer = first && settings.config.handoff.enabled;
             first = false;
-            match self.exchange(&settings, &req).await {
+            match self.exchange(&settings, &req, offer).await {
                 Flow::KeepAlive => {}
                 flow => break flow,
             }
         };
+        if flow == Flow::HandedOff {
+            return;
+        }
         let linger = self.cluster.settings().config.timeouts.linger;
         if flow == Flow::Linger {
             self.linger(linger).await;
@@ -234,7 +242,12 @@ impl<S: ClientIo> Connection<S> {
                     req,
                 )?;
                 if let Some(len) = parsed {
-                    self.client_buf.consume(len);
+                    if first && settings.config.handoff.enabled {
+                        // Kept: a handoff passes them on.
+                        self.client_buf.consume_keeping(len);
+                    } else {
+                        self.client_buf.consume(len);
+                    }
                     return Ok(true);
                 }
                 if self.client_buf.is_full() {
@@ -376,7 +389,8 @@ impl<S: ClientIo> Connection<S> {
 
     /// One request: map, pick, relay, record. A GET or HEAD that fails before its response
     /// starts, or any request whose connect fails, is tried once more on another node.
-    async fn exchange(&mut self, settings: &Settings, req: &Request) -> Flow {
+    /// `offer`: the connection may be handed to the picked node instead.
+    async fn exchange(&mut self, settings: &Settings, req: &Request, offer: bool) -> Flow {
         let limits = &settings.config.limits;
         if let BodyFraming::Length(n) = req.framing {
             if limits.max_body_bytes > 0 && n > limits.max_body_bytes {
@@ -422,6 +436,13 @@ impl<S: ClientIo> Connection<S> {
                     None => self.unavailable(settings, req).await,
                 };
             };
+            // Boxed: rare, and its state would otherwise grow every request's future.
+            if offer
+                && exclude.is_none()
+                && Box::pin(self.hand_off(settings, req, &dispatch, &target)).await
+            {
+                return Flow::HandedOff;
+            }
             let result = match dispatch.upstream.server_name {
                 None => self.attempts::<TcpStream>(settings, req, &dispatch, start).await,
                 // Boxed: a TLS node's attempt holds a session, and a plain connection's
@@ -468,6 +489,45 @@ impl<S: ClientIo> Connection<S> {
             }
             return self.attempt_failed(settings, req, e.fault, &dispatch.name).await;
         }
+    }
+
+    /// Offer the connection to the picked node when it takes handed-off connections
+    /// (`handoff.rs`): plain TCP, a first request without a body or an upgrade, the bytes
+    /// read so far passed on as they came. True when the node took it; otherwise the
+    /// buffer is as it was and the request is relayed.
+    #[cold]
+    async fn hand_off(
+        &mut self,
+        settings: &Settings,
+        req: &Request,
+        dispatch: &Dispatch,
+        target: &Target,
+    ) -> bool {
+        let Some(socket) = dispatch.upstream.handoff.get() else { return false };
+        if req.framing != BodyFraming::Empty || req.upgrade || req.expect_continue {
+            return false;
+        }
+        let Some(client) = self.stream.tcp() else { return false };
+        let rest = self.client_buf.len();
+        self.client_buf.unconsume_all();
+        let bytes = self.client_buf.filled();
+        let wait = settings.config.handoff.answer;
+        let counts = self.cluster.handoff_counts();
+        if handoff::origin_form(bytes)
+            && handoff::offer(&socket, client, self.peer, bytes, wait, counts).await
+        {
+            let how = Finished {
+                outcome: Outcome::Ok,
+                upstream_time: None,
+                answered: None,
+                at: Instant::now(),
+            };
+            self.cluster.finish(dispatch.node, target, &how);
+            return true;
+        }
+        let head = self.client_buf.len() - rest;
+        self.client_buf.consume_keeping(head);
+        false
     }
 
     /// The attempts at the picked node over connections of kind `N`: one, and one more on

@@ -8,6 +8,8 @@
 //! - `conn`: one HTTP/1.1 client connection and the walk of each request on it: send the
 //!   request, read the response head, relay the response; one writer for every error
 //!   response. A plain connection that starts with the HTTP/2 preface goes to `http2`.
+//! - `handoff`: passing a plain HTTP/1.1 connection, after its first request is placed,
+//!   to that node on this host over its Unix socket (SCM_RIGHTS, [`wire::Handoff`]).
 //! - `http2`: HTTP/2 client connections (ALPN `h2`, or prior knowledge), each stream a
 //!   request; its `[http2]` limits.
 //! - `exchange`: the phases of a request both protocols share: map, connect or take a
@@ -80,6 +82,7 @@ mod drain;
 pub mod error;
 mod ewma;
 mod exchange;
+mod handoff;
 mod head;
 mod health;
 mod hot;

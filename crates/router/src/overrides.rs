@@ -76,6 +76,11 @@ pub struct Overrides {
     /// fill a miss from the node holding the target before the origin.
     #[cfg_attr(feature = "clap", arg(long))]
     pub peer_fill: bool,
+    /// Pass plain HTTP/1.1 client connections to the node of their first request, over
+    /// the Unix socket a node on this host advertises (larder node --handoff-socket); the
+    /// node serves the connection from then on. Other connections are relayed.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub handoff: bool,
     /// Bind --listen with SO_REUSEPORT, so several routers share the address.
     #[cfg_attr(feature = "clap", arg(long))]
     pub reuseport: bool,
@@ -155,6 +160,7 @@ impl Overrides {
         }
         c.reuseport |= self.reuseport;
         c.peer_fill |= self.peer_fill;
+        c.handoff.enabled |= self.handoff;
         if self.access_log.is_some() {
             c.access_log.clone_from(&self.access_log);
         }

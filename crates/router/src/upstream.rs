@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 use tokio_rustls::client::TlsStream;
 
 use crate::config::NodeAddr;
+use crate::handoff::HandoffSocket;
 use crate::node_io::{NodeAt, NodeIo};
 use crate::poison::Recover;
 
@@ -48,6 +49,8 @@ pub(crate) struct Upstream {
     /// Told when health checks take the node down, so requests waiting on it (a hung
     /// process answers nothing, ever) give up at once instead of at their timeout.
     down: Notify,
+    /// Where the node takes handed-off connections, from its load reports.
+    pub handoff: HandoffSocket,
 }
 
 fn lock<S>(idle: &Idle<S>) -> MutexGuard<'_, Vec<(S, Instant)>> {
@@ -63,6 +66,7 @@ impl Upstream {
             plain: Mutex::new(Vec::new()),
             tls: Mutex::new(Vec::new()),
             down: Notify::new(),
+            handoff: HandoffSocket::default(),
         }
     }
 

@@ -32,6 +32,8 @@
 //!   a purge, marks it stale, or drops every target under a prefix).
 //! - [`purge`]: [`PurgeRequest`], the `PURGE` an operator sends a router, and
 //!   [`PurgeReport`], its answer (on how many nodes the target was held).
+//! - [`handoff`]: [`Handoff`], the message a router sends a node on the same host beside
+//!   a client's socket (SCM_RIGHTS), and the [`HandoffStep`]s that follow it.
 //! - [`civil`]: calendar arithmetic (days ⇄ year, month, day), shared by HTTP dates and
 //!   log timestamps.
 
@@ -42,6 +44,7 @@ pub mod clf;
 pub mod clf_time;
 pub mod event;
 pub mod exposition;
+pub mod handoff;
 pub mod invalidation;
 pub mod latency;
 pub mod load_report;
@@ -56,6 +59,7 @@ pub mod target_hint;
 
 pub use civil::CivilTime;
 pub use exposition::{Exposition, METRICS_CONTENT_TYPE};
+pub use handoff::{Handoff, HandoffError, HandoffStep, HANDOFF_VERSION};
 pub use invalidation::{
     Invalidation, InvalidationError, InvalidationOutcome, Mode as InvalidationMode,
     Scope as InvalidationScope, INVALIDATE_PATH,

@@ -70,6 +70,10 @@ pub struct LoadReport {
     /// goes back, and let a node that joined or restarted warm up.
     #[serde(default)]
     pub uptime_ms: u64,
+    /// The Unix socket on which the node adopts client connections a router on the same
+    /// host hands it ([`crate::Handoff`]); absent when it takes none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff_socket: Option<String>,
 }
 
 /// Rates are estimates: two decimals are all the precision they have. A non-finite

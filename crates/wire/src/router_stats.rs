@@ -30,6 +30,17 @@ pub struct RouterStats {
     /// Requests by the protocol clients spoke, and HTTP/2's connections.
     #[serde(default)]
     pub protocols: ProtocolStats,
+    /// Client connections passed to nodes on this host, and offers that fell back to the relay.
+    #[serde(default)]
+    pub handoff: HandoffStats,
+}
+
+/// Connection handoffs ([`crate::Handoff`]): connections a node took, and offers that
+/// fell back to the relay (no answer in time, refused, or the node's socket gone).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HandoffStats {
+    pub handoffs: u64,
+    pub fallbacks: u64,
 }
 
 /// Requests sent to nodes by the protocol the client spoke (a retry counts again, as in

@@ -37,6 +37,7 @@ pub(crate) use settings::Settings;
 use crate::config::{NodeConfig, RouterConfig};
 use crate::discovery::Discovered;
 use crate::error::RouterError;
+use crate::handoff::HandoffCounts;
 use crate::health::{self, Failure, Flip, Health};
 use crate::hot::HotTargets;
 use crate::http2::calm_down::CalmDown;
@@ -67,6 +68,7 @@ pub(crate) struct Cluster {
     sources: Mutex<Sources>,
     discovered: Mutex<Discovered>,
     http2: Arc<Http2Counts>,
+    handoff: HandoffCounts,
     calm_down: CalmDown,
 }
 
@@ -89,6 +91,7 @@ impl Cluster {
             sources: Mutex::new(sources),
             discovered: Mutex::new(Discovered::default()),
             http2: Arc::default(),
+            handoff: HandoffCounts::default(),
             calm_down: CalmDown::default(),
         };
         cluster.placement().push_membership(&rules, Instant::now());
@@ -115,6 +118,11 @@ impl Cluster {
     /// What HTTP/2 connections count, for `/stats` and `/metrics`.
     pub(crate) fn http2_counts(&self) -> Arc<Http2Counts> {
         self.http2.clone()
+    }
+
+    /// What connection handoffs count, for `/stats` and `/metrics`.
+    pub(crate) fn handoff_counts(&self) -> &HandoffCounts {
+        &self.handoff
     }
 
     /// The client addresses cut off for abusing HTTP/2, refused for a while.

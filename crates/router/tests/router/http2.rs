@@ -44,12 +44,12 @@ where
     (send, tokio::spawn(connection))
 }
 
-async fn prior_knowledge(addr: SocketAddr) -> SendRequest<Bytes> {
+pub(crate) async fn prior_knowledge(addr: SocketAddr) -> SendRequest<Bytes> {
     h2_client(TcpStream::connect(addr).await.unwrap()).await
 }
 
 /// A TLS client trusting the test CA and offering `h2` only.
-async fn over_tls(addr: SocketAddr) -> SendRequest<Bytes> {
+pub(crate) async fn over_tls(addr: SocketAddr) -> SendRequest<Bytes> {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(CertificateDer::from_pem_file(tls_file("first-ca.pem")).unwrap()).unwrap();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -68,14 +68,14 @@ async fn over_tls(addr: SocketAddr) -> SendRequest<Bytes> {
 }
 
 /// A response as the client got it.
-struct Got {
-    status: u16,
-    headers: http::HeaderMap,
-    body: Vec<u8>,
+pub(crate) struct Got {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: Vec<u8>,
 }
 
 /// Send `method path` with `body` (none when empty) and read the whole response.
-async fn fetch(send: &SendRequest<Bytes>, method: &str, path: &str, body: &[u8]) -> Got {
+pub(crate) async fn fetch(send: &SendRequest<Bytes>, method: &str, path: &str, body: &[u8]) -> Got {
     let exchange = async {
         let mut send = send.clone().ready().await.unwrap();
         let request = http::Request::builder()

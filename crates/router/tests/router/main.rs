@@ -12,6 +12,7 @@ mod early_response;
 mod failover;
 mod fake;
 mod faults;
+mod handoff;
 mod http2;
 mod in_process_nodes;
 mod invalidation;

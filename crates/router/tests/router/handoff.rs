@@ -1,0 +1,276 @@
+//! Connection handoff: a router with `handoff` on passes a plain HTTP/1.1 connection to
+//! the real larder node of its first request over the node's Unix socket; the node serves
+//! every later request on it, byte-exact. A node that refuses, never answers or dies
+//! mid-handoff costs no request (the router relays it), and TLS and HTTP/2 connections
+//! are relayed as before.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use router::config::{NodeConfig, RouterConfig};
+use testkit::TempDir;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixListener;
+
+use crate::http2::{fetch, over_tls, prior_knowledge};
+use crate::in_process_nodes::InProcessNodes;
+use crate::support::{stats_until, Client, Response, RunningRouter};
+use crate::tls::{text, tls_file};
+
+const FILES: usize = 8;
+
+fn body(i: usize) -> Vec<u8> {
+    // Sizes from tiny to several reads' worth, each byte telling its file and offset.
+    let len = 10 + i * 9_000;
+    (0..len).map(|k| b'a' + ((i * 7 + k) % 26) as u8).collect()
+}
+
+/// Two real larder nodes over one docroot, each adopting on a socket of its own.
+struct Cluster {
+    nodes: InProcessNodes,
+    sockets: Vec<PathBuf>,
+    dir: TempDir,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let dir = TempDir::new("handoff");
+        let root = dir.0.join("www");
+        std::fs::create_dir_all(&root).unwrap();
+        for i in 0..FILES {
+            std::fs::write(root.join(format!("f{i}.txt")), body(i)).unwrap();
+        }
+        let sockets: Vec<PathBuf> = (0..2).map(|i| dir.0.join(format!("n{i}.sock"))).collect();
+        let configs = sockets.iter().map(|s| {
+            let mut cfg = node::Config::new(&root);
+            cfg.disk_threads = 1;
+            cfg.shutdown_grace = Duration::from_secs(5);
+            cfg.handoff = Some(node::HandoffConfig::new(s));
+            cfg
+        });
+        let nodes = InProcessNodes::start(configs.collect::<Vec<_>>());
+        Cluster { nodes, sockets, dir }
+    }
+
+    fn router_config(&self, handoff: bool) -> RouterConfig {
+        let nodes = self
+            .nodes
+            .addrs
+            .iter()
+            .enumerate()
+            .map(|(i, &addr)| NodeConfig {
+                name: format!("n{i}"),
+                load_report: true,
+                ..NodeConfig::new(addr)
+            })
+            .collect();
+        let mut c = RouterConfig { nodes, node_header: true, ..RouterConfig::default() };
+        c.policy.kind = "hash".parse().unwrap();
+        c.load.poll = Duration::from_millis(20);
+        c.timeouts.drain = Duration::from_millis(5_000);
+        c.handoff.enabled = handoff;
+        c.handoff.answer = Duration::from_millis(300);
+        c
+    }
+
+    /// A router that has heard every node's socket from its load reports.
+    async fn router(&self, handoff: bool) -> RunningRouter {
+        let router = RunningRouter::start(self.router_config(handoff)).await;
+        let all_advertised = |s: &serde_json::Value| {
+            s["nodes"].as_array().is_some_and(|nodes| {
+                nodes.len() == 2 && nodes.iter().all(|n| n["report"]["handoff_socket"].is_string())
+            })
+        };
+        assert!(stats_until(&router, all_advertised).await, "every node's socket reported");
+        router
+    }
+
+    fn stop(self) {
+        self.nodes.stop();
+        drop(self.dir);
+    }
+}
+
+fn get(path: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n")
+}
+
+/// A response the node wrote itself: no router field in it.
+fn served_by_node(r: &Response) -> bool {
+    r.header("x-larder-node").is_none() && r.header("via").is_none()
+}
+
+async fn handoffs(router: &RunningRouter, handoffs: u64, fallbacks: u64) -> bool {
+    stats_until(router, |s| {
+        s["handoff"]["handoffs"] == handoffs && s["handoff"]["fallbacks"] == fallbacks
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_handed_off_connection_serves_pipelined_requests_byte_exact() {
+    let cluster = Cluster::start();
+    let router = cluster.router(true).await;
+    let mut client = Client::connect(router.addr).await;
+    // Three requests in one write: the router reads them all with the first, and the node
+    // starts from those bytes.
+    let order = [0, 3, 0, 5];
+    let pipelined: String = order.iter().map(|i| get(&format!("/f{i}.txt"))).collect();
+    client.send_raw(pipelined.as_bytes()).await;
+    for &i in &order {
+        let r = client.reply(false).await.expect("a reply");
+        assert_eq!(r.status, 200);
+        assert!(served_by_node(&r), "served by the node: {:?}", r.headers);
+        assert!(r.body == body(i), "body of f{i} byte-exact");
+    }
+    // And the connection goes on with the node.
+    let r = client.get("/f7.txt").await;
+    assert!(served_by_node(&r) && r.body == body(7));
+    assert!(handoffs(&router, 1, 0).await);
+    router.stop().await;
+    cluster.stop();
+}
+
+#[tokio::test]
+async fn requests_that_belong_to_other_nodes_are_served_byte_exact() {
+    let cluster = Cluster::start();
+    // The owners, as a relaying router places them: both nodes own some files.
+    let relay = cluster.router(false).await;
+    let mut owners = Vec::new();
+    let mut c = Client::connect(relay.addr).await;
+    for i in 0..FILES {
+        owners
+            .push(c.get(&format!("/f{i}.txt")).await.header("x-larder-node").unwrap().to_string());
+    }
+    assert!(owners.iter().any(|o| o != &owners[0]), "both nodes own files: {owners:?}");
+    relay.stop().await;
+    // One handed-off connection asks for all of them, each once and then again.
+    let router = cluster.router(true).await;
+    let mut client = Client::connect(router.addr).await;
+    for i in (0..FILES).chain(0..FILES) {
+        let r = client.get(&format!("/f{i}.txt")).await;
+        assert_eq!(r.status, 200);
+        assert!(served_by_node(&r), "f{i} from the node that took the connection");
+        assert!(r.body == body(i), "body of f{i} byte-exact");
+    }
+    assert!(handoffs(&router, 1, 0).await);
+    router.stop().await;
+    cluster.stop();
+}
+
+/// How a stand-in at a node's socket treats an offer.
+#[derive(Clone, Copy, Debug)]
+enum Stand {
+    /// Closes the stream at once.
+    Closes,
+    /// Answers that it refuses.
+    Refuses,
+    /// Reads the offer and never answers.
+    Silent,
+    /// Takes the offer, then dies before serving (closes after the commit).
+    DiesAfterCommit,
+    /// Takes the offer, then dies before the commit.
+    DiesBeforeCommit,
+}
+
+/// Put a stand-in at `socket` (the node keeps advertising it): it treats every offer as
+/// `stand` says, holding what it was given until the test ends.
+fn stand_in(socket: &PathBuf, stand: Stand) -> tokio::task::JoinHandle<()> {
+    std::fs::remove_file(socket).unwrap();
+    let listener = UnixListener::bind(socket).unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut s, _)) = listener.accept().await {
+            let mut offer = [0u8; 64];
+            match stand {
+                Stand::Closes => continue,
+                Stand::Refuses => {
+                    let _ = s.read(&mut offer).await;
+                    let _ = s.write_all(&[wire::HandoffStep::Refuse.byte()]).await;
+                }
+                Stand::Silent => {
+                    let _ = s.read(&mut offer).await;
+                    held.push(s);
+                }
+                Stand::DiesAfterCommit | Stand::DiesBeforeCommit => {
+                    let _ = s.read(&mut offer).await;
+                    let _ = s.write_all(&[wire::HandoffStep::Adopt.byte()]).await;
+                    if matches!(stand, Stand::DiesAfterCommit) {
+                        let mut commit = [0u8; 1];
+                        let _ = s.read_exact(&mut commit).await;
+                    }
+                }
+            }
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_node_that_refuses_hangs_or_dies_mid_handoff_costs_no_request() {
+    let stands = [
+        Stand::Closes,
+        Stand::Refuses,
+        Stand::Silent,
+        Stand::DiesBeforeCommit,
+        Stand::DiesAfterCommit,
+    ];
+    for (round, stand) in stands.into_iter().enumerate() {
+        let cluster = Cluster::start();
+        let router = cluster.router(true).await;
+        let stands: Vec<_> = cluster.sockets.iter().map(|s| stand_in(s, stand)).collect();
+        let mut client = Client::connect(router.addr).await;
+        let pipelined = format!("{}{}", get("/f1.txt"), get("/f2.txt"));
+        client.send_raw(pipelined.as_bytes()).await;
+        for i in [1, 2] {
+            let r = client.reply(false).await.unwrap_or_else(|| panic!("{stand:?}: a reply"));
+            assert_eq!(r.status, 200, "{stand:?}");
+            assert!(r.header("x-larder-node").is_some(), "{stand:?}: relayed");
+            assert!(r.body == body(i), "{stand:?}: f{i} byte-exact");
+        }
+        let r = client.get("/f3.txt").await;
+        assert!(r.body == body(3), "{stand:?}: the connection goes on");
+        assert!(handoffs(&router, 0, 1).await, "{stand:?} (round {round}): one fallback");
+        router.stop().await;
+        for s in stands {
+            s.abort();
+        }
+        cluster.stop();
+    }
+}
+
+#[tokio::test]
+async fn tls_http2_and_requests_with_a_body_are_relayed() {
+    let cluster = Cluster::start();
+    let mut config = cluster.router_config(true);
+    config.tls.cert = text(&tls_file("localhost.pem"));
+    config.tls.key = text(&tls_file("localhost.key"));
+    let router = RunningRouter::start_tls(config).await;
+    let all_advertised = |s: &serde_json::Value| {
+        s["nodes"]
+            .as_array()
+            .is_some_and(|n| n.iter().all(|n| n["report"]["handoff_socket"].is_string()))
+    };
+    assert!(stats_until(&router, all_advertised).await);
+    let h2c = prior_knowledge(router.addr).await;
+    let tls = over_tls(router.tls.unwrap()).await;
+    for send in [&h2c, &tls] {
+        let got = fetch(send, "GET", "/f4.txt", b"").await;
+        assert_eq!(got.status, 200);
+        assert!(got.headers.contains_key("x-larder-node"), "relayed");
+        assert!(got.body == body(4));
+    }
+    // A first request with a body is relayed, and so is the rest of its connection.
+    let mut client = Client::connect(router.addr).await;
+    client.send_raw(b"POST /f4.txt HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n\r\nabc").await;
+    let r = client.reply(false).await.expect("a reply");
+    assert!(r.header("x-larder-node").is_some(), "relayed: {}", r.status);
+    let r = client.get("/f4.txt").await;
+    assert!(r.header("x-larder-node").is_some() && r.body == body(4));
+    let s = crate::support::admin_json(router.admin, "/stats").await;
+    assert_eq!(
+        (s["handoff"]["handoffs"].as_u64(), s["handoff"]["fallbacks"].as_u64()),
+        (Some(0), Some(0))
+    );
+    router.stop().await;
+    cluster.stop();
+}
