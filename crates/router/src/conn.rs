@@ -194,13 +194,32 @@ impl<S: ClientIo> Connection<S> {
             && http1::is_not_http1(self.client_buf.filled())
     }
 
-    /// Serve the connection as HTTP/2, from the bytes already read.
+    /// Serve the connection as HTTP/2, from the bytes already read. What only HTTP/1.1
+    /// uses (the read buffers, the timers) is given back first: an idle HTTP/2
+    /// connection would otherwise hold it for its whole life.
     async fn into_http2(self) {
-        let prefix = self.client_buf.filled().to_vec();
-        let bufs = self.client_buf.pool().cloned().unwrap_or_default();
-        let pools = Pools { bufs, pipes: self.pipes };
-        let io = http2::rewind::Rewind::new(prefix, self.stream);
-        http2::serve(io, self.peer, self.cluster, self.access_log, self.drain, pools).await;
+        let Connection {
+            stream,
+            peer,
+            cluster,
+            access_log,
+            drain,
+            client,
+            client_buf,
+            upstream_buf,
+            pipes,
+            out,
+            path,
+            last: _,
+            client_timer,
+            upstream_timer,
+        } = self;
+        let prefix = client_buf.filled().to_vec();
+        let bufs = client_buf.pool().cloned().unwrap_or_default();
+        drop((client, client_buf, upstream_buf, out, path, client_timer, upstream_timer));
+        let pools = Pools { bufs, pipes };
+        let io = http2::rewind::Rewind::new(prefix, stream);
+        http2::serve(io, peer, cluster, access_log, drain, pools).await;
     }
 
     /// Close without resetting a client that is still sending: closing a socket with
