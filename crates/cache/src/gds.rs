@@ -51,14 +51,22 @@ pub struct GdsOrder {
     next_seq: u64,
     /// Binary min-heap by (H, seq).
     heap: Vec<Item>,
-    /// Per slot, its index in `heap`.
-    position: Vec<u32>,
+    /// Per slot, where its item is and what a hit adds to L: read together on a hit, so
+    /// a hit needs neither the cache's slot nor a second lookup.
+    places: Vec<Place>,
+}
+
+/// A slot's item in the heap and its `cost(bytes) / bytes`, computed once on admission.
+#[derive(Copy, Clone, Default)]
+struct Place {
+    index: u32,
+    worth: f64,
 }
 
 impl GdsOrder {
     /// An order charging `cost(bytes)` to fetch an entry again.
     pub fn new(cost: fn(u64) -> f64) -> Self {
-        GdsOrder { cost, inflation: 0.0, next_seq: 1, heap: Vec::new(), position: Vec::new() }
+        GdsOrder { cost, inflation: 0.0, next_seq: 1, heap: Vec::new(), places: Vec::new() }
     }
 
     /// The current inflation value L.
@@ -66,16 +74,16 @@ impl GdsOrder {
         self.inflation
     }
 
-    /// A fresh (H, seq) for an entry of `bytes` touched now.
-    fn stamp(&mut self, slot: u32, bytes: u64) -> Item {
+    /// A fresh (H, seq) for `slot`'s entry, worth `worth`, touched now.
+    fn stamp(&mut self, slot: u32, worth: f64) -> Item {
         let seq = self.next_seq;
         self.next_seq += 1;
-        Item { h: self.inflation + (self.cost)(bytes) / bytes.max(1) as f64, seq, slot }
+        Item { h: self.inflation + worth, seq, slot }
     }
 
     fn place(&mut self, i: usize, item: Item) {
         self.heap[i] = item;
-        self.position[item.slot as usize] = i as u32;
+        self.places[item.slot as usize].index = i as u32;
     }
 
     /// Restore the heap order around index `i` after its item changed.
@@ -89,6 +97,11 @@ impl GdsOrder {
             self.place(i, self.heap[parent]);
             i = parent;
         }
+        self.sift_down(i, item);
+    }
+
+    /// Move `item`, now at index `i`, down to where it belongs.
+    fn sift_down(&mut self, mut i: usize, item: Item) {
         loop {
             let left = 2 * i + 1;
             if left >= self.heap.len() {
@@ -118,22 +131,32 @@ impl Default for GdsOrder {
 
 impl Replacement for GdsOrder {
     fn admitted(&mut self, slot: u32, bytes: u64) {
-        if slot as usize >= self.position.len() {
-            self.position.resize(slot as usize + 1, 0);
+        if slot as usize >= self.places.len() {
+            self.places.resize(slot as usize + 1, Place::default());
         }
-        let item = self.stamp(slot, bytes);
+        let worth = (self.cost)(bytes) / bytes.max(1) as f64;
+        self.places[slot as usize].worth = worth;
+        let item = self.stamp(slot, worth);
         self.heap.push(item);
         self.fix(self.heap.len() - 1);
     }
 
-    fn touched(&mut self, slot: u32, bytes: u64) {
-        let i = self.position[slot as usize] as usize;
-        self.heap[i] = self.stamp(slot, bytes);
-        self.fix(i);
+    /// With a cost of at least 0 a hit only raises H (L never falls, as every H is at
+    /// least L, and the sequence number grows), so the item only moves down: the walk up,
+    /// a read of the parent's line, is skipped.
+    fn touched(&mut self, slot: u32) {
+        let Place { index, worth } = self.places[slot as usize];
+        let item = self.stamp(slot, worth);
+        if worth >= 0.0 {
+            self.sift_down(index as usize, item);
+        } else {
+            self.heap[index as usize] = item;
+            self.fix(index as usize);
+        }
     }
 
     fn removed(&mut self, slot: u32) {
-        let i = self.position[slot as usize] as usize;
+        let i = self.places[slot as usize].index as usize;
         let Some(last) = self.heap.pop() else { return };
         if i < self.heap.len() {
             self.heap[i] = last;
@@ -150,7 +173,7 @@ impl Replacement for GdsOrder {
     fn clear(&mut self) {
         self.inflation = 0.0;
         self.heap.clear();
-        self.position.clear();
+        self.places.clear();
     }
 }
 
