@@ -6,7 +6,7 @@
 //! ([`unit_cost`]) it favours small files, which maximises the hit ratio by count.
 //!
 //! Cost: O(log n) per admission and eviction, and per hit at worst: the entries sit in
-//! an indexed binary min-heap (each slot knows its heap position), so a hit raises the
+//! an indexed 4-ary min-heap (each slot knows its heap position), so a hit raises the
 //! entry's H in place and sifts it down, which for a hot entry (already near the
 //! bottom) is a step or two. Nothing is allocated once the cache has been full. Ties in
 //! H go to the entry touched least recently (a sequence number), so eviction is fully
@@ -43,13 +43,18 @@ impl Item {
     }
 }
 
+/// Children per heap node: a hit's item sinks to the bottom (its H is the newest), and
+/// four children side by side halve the levels, i.e. the cache lines, it reads on the
+/// way. Keys (H, seq) are unique, so the victim is the same whatever the arity.
+const ARITY: usize = 4;
+
 /// The GreedyDual-Size order.
 pub struct GdsOrder {
     cost: fn(u64) -> f64,
     /// Inflation value L: the H of the last victim.
     inflation: f64,
     next_seq: u64,
-    /// Binary min-heap by (H, seq).
+    /// Min-heap by (H, seq), [`ARITY`] children a node.
     heap: Vec<Item>,
     /// Per slot, where its item is and what a hit adds to L: read together on a hit, so
     /// a hit needs neither the cache's slot nor a second lookup.
@@ -90,7 +95,7 @@ impl GdsOrder {
     fn fix(&mut self, mut i: usize) {
         let item = self.heap[i];
         while i > 0 {
-            let parent = (i - 1) / 2;
+            let parent = (i - 1) / ARITY;
             if !item.before(&self.heap[parent]) {
                 break;
             }
@@ -103,17 +108,17 @@ impl GdsOrder {
     /// Move `item`, now at index `i`, down to where it belongs.
     fn sift_down(&mut self, mut i: usize, item: Item) {
         loop {
-            let left = 2 * i + 1;
-            if left >= self.heap.len() {
+            let first = ARITY * i + 1;
+            let Some(children) = self.heap.get(first..(first + ARITY).min(self.heap.len())) else {
                 break;
-            }
-            let right = left + 1;
-            let child = if right < self.heap.len() && self.heap[right].before(&self.heap[left]) {
-                right
-            } else {
-                left
             };
-            if !self.heap[child].before(&item) {
+            let Some((offset, least)) =
+                children.iter().enumerate().reduce(|a, b| if b.1.before(a.1) { b } else { a })
+            else {
+                break;
+            };
+            let child = first + offset;
+            if !least.before(&item) {
                 break;
             }
             self.place(i, self.heap[child]);
