@@ -32,6 +32,11 @@ pub trait ByteCache<K: Hash + Eq + Clone, V>: Send {
     fn get(&mut self, key: &K) -> Option<&V>;
     /// As [`ByteCache::get`], for callers that update the value in place (policy tables).
     fn get_mut(&mut self, key: &K) -> Option<&mut V>;
+    /// As [`ByteCache::get`], for callers that only ask whether `key` is held (a
+    /// simulated node): counts and touches alike, without reading the value.
+    fn touch(&mut self, key: &K) -> bool {
+        self.get(key).is_some()
+    }
     /// Whether `key` is held, without counting or touching recency.
     fn contains(&self, key: &K) -> bool;
     /// Call `f` with every key held, in no particular order, without counting or touching

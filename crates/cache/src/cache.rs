@@ -20,8 +20,9 @@ pub const MAX_ENTRIES: usize = u32::MAX as usize - 1;
 pub trait Replacement: Send {
     /// `slot` now holds a new entry of `bytes`.
     fn admitted(&mut self, slot: u32, bytes: u64);
-    /// The entry in `slot` was hit.
-    fn touched(&mut self, slot: u32, bytes: u64);
+    /// The entry in `slot` was hit. An order that weighs entries by size keeps their
+    /// bytes from [`Replacement::admitted`]: a hit then reads only the order's own data.
+    fn touched(&mut self, slot: u32);
     /// The entry in `slot` is gone (evicted or removed).
     fn removed(&mut self, slot: u32);
     /// The entry to evict next, or `None` when the order holds none. The cache then
@@ -123,7 +124,7 @@ where
         match self.index.get(key) {
             Some(&slot) => {
                 self.stats.hits += 1;
-                self.order.touched(slot, self.slots[slot as usize].bytes);
+                self.order.touched(slot);
                 Some(slot)
             }
             None => {
@@ -175,6 +176,10 @@ where
     fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         let slot = self.lookup(key)?;
         self.slots[slot as usize].entry.as_mut().map(|(_, v)| v)
+    }
+
+    fn touch(&mut self, key: &K) -> bool {
+        self.lookup(key).is_some()
     }
 
     fn contains(&self, key: &K) -> bool {

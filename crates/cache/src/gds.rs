@@ -6,7 +6,7 @@
 //! ([`unit_cost`]) it favours small files, which maximises the hit ratio by count.
 //!
 //! Cost: O(log n) per admission and eviction, and per hit at worst: the entries sit in
-//! an indexed binary min-heap (each slot knows its heap position), so a hit raises the
+//! an indexed 4-ary min-heap (each slot knows its heap position), so a hit raises the
 //! entry's H in place and sifts it down, which for a hot entry (already near the
 //! bottom) is a step or two. Nothing is allocated once the cache has been full. Ties in
 //! H go to the entry touched least recently (a sequence number), so eviction is fully
@@ -43,22 +43,35 @@ impl Item {
     }
 }
 
+/// Children per heap node: a hit's item sinks to the bottom (its H is the newest), and
+/// four children side by side halve the levels, i.e. the cache lines, it reads on the
+/// way. Keys (H, seq) are unique, so the victim is the same whatever the arity.
+const ARITY: usize = 4;
+
 /// The GreedyDual-Size order.
 pub struct GdsOrder {
     cost: fn(u64) -> f64,
     /// Inflation value L: the H of the last victim.
     inflation: f64,
     next_seq: u64,
-    /// Binary min-heap by (H, seq).
+    /// Min-heap by (H, seq), [`ARITY`] children a node.
     heap: Vec<Item>,
-    /// Per slot, its index in `heap`.
-    position: Vec<u32>,
+    /// Per slot, where its item is and what a hit adds to L: read together on a hit, so
+    /// a hit needs neither the cache's slot nor a second lookup.
+    places: Vec<Place>,
+}
+
+/// A slot's item in the heap and its `cost(bytes) / bytes`, computed once on admission.
+#[derive(Copy, Clone, Default)]
+struct Place {
+    index: u32,
+    worth: f64,
 }
 
 impl GdsOrder {
     /// An order charging `cost(bytes)` to fetch an entry again.
     pub fn new(cost: fn(u64) -> f64) -> Self {
-        GdsOrder { cost, inflation: 0.0, next_seq: 1, heap: Vec::new(), position: Vec::new() }
+        GdsOrder { cost, inflation: 0.0, next_seq: 1, heap: Vec::new(), places: Vec::new() }
     }
 
     /// The current inflation value L.
@@ -66,41 +79,46 @@ impl GdsOrder {
         self.inflation
     }
 
-    /// A fresh (H, seq) for an entry of `bytes` touched now.
-    fn stamp(&mut self, slot: u32, bytes: u64) -> Item {
+    /// A fresh (H, seq) for `slot`'s entry, worth `worth`, touched now.
+    fn stamp(&mut self, slot: u32, worth: f64) -> Item {
         let seq = self.next_seq;
         self.next_seq += 1;
-        Item { h: self.inflation + (self.cost)(bytes) / bytes.max(1) as f64, seq, slot }
+        Item { h: self.inflation + worth, seq, slot }
     }
 
     fn place(&mut self, i: usize, item: Item) {
         self.heap[i] = item;
-        self.position[item.slot as usize] = i as u32;
+        self.places[item.slot as usize].index = i as u32;
     }
 
     /// Restore the heap order around index `i` after its item changed.
     fn fix(&mut self, mut i: usize) {
         let item = self.heap[i];
         while i > 0 {
-            let parent = (i - 1) / 2;
+            let parent = (i - 1) / ARITY;
             if !item.before(&self.heap[parent]) {
                 break;
             }
             self.place(i, self.heap[parent]);
             i = parent;
         }
+        self.sift_down(i, item);
+    }
+
+    /// Move `item`, now at index `i`, down to where it belongs.
+    fn sift_down(&mut self, mut i: usize, item: Item) {
         loop {
-            let left = 2 * i + 1;
-            if left >= self.heap.len() {
+            let first = ARITY * i + 1;
+            let Some(children) = self.heap.get(first..(first + ARITY).min(self.heap.len())) else {
                 break;
-            }
-            let right = left + 1;
-            let child = if right < self.heap.len() && self.heap[right].before(&self.heap[left]) {
-                right
-            } else {
-                left
             };
-            if !self.heap[child].before(&item) {
+            let Some((offset, least)) =
+                children.iter().enumerate().reduce(|a, b| if b.1.before(a.1) { b } else { a })
+            else {
+                break;
+            };
+            let child = first + offset;
+            if !least.before(&item) {
                 break;
             }
             self.place(i, self.heap[child]);
@@ -118,22 +136,32 @@ impl Default for GdsOrder {
 
 impl Replacement for GdsOrder {
     fn admitted(&mut self, slot: u32, bytes: u64) {
-        if slot as usize >= self.position.len() {
-            self.position.resize(slot as usize + 1, 0);
+        if slot as usize >= self.places.len() {
+            self.places.resize(slot as usize + 1, Place::default());
         }
-        let item = self.stamp(slot, bytes);
+        let worth = (self.cost)(bytes) / bytes.max(1) as f64;
+        self.places[slot as usize].worth = worth;
+        let item = self.stamp(slot, worth);
         self.heap.push(item);
         self.fix(self.heap.len() - 1);
     }
 
-    fn touched(&mut self, slot: u32, bytes: u64) {
-        let i = self.position[slot as usize] as usize;
-        self.heap[i] = self.stamp(slot, bytes);
-        self.fix(i);
+    /// With a cost of at least 0 a hit only raises H (L never falls, as every H is at
+    /// least L, and the sequence number grows), so the item only moves down: the walk up,
+    /// a read of the parent's line, is skipped.
+    fn touched(&mut self, slot: u32) {
+        let Place { index, worth } = self.places[slot as usize];
+        let item = self.stamp(slot, worth);
+        if worth >= 0.0 {
+            self.sift_down(index as usize, item);
+        } else {
+            self.heap[index as usize] = item;
+            self.fix(index as usize);
+        }
     }
 
     fn removed(&mut self, slot: u32) {
-        let i = self.position[slot as usize] as usize;
+        let i = self.places[slot as usize].index as usize;
         let Some(last) = self.heap.pop() else { return };
         if i < self.heap.len() {
             self.heap[i] = last;
@@ -150,7 +178,7 @@ impl Replacement for GdsOrder {
     fn clear(&mut self) {
         self.inflation = 0.0;
         self.heap.clear();
-        self.position.clear();
+        self.places.clear();
     }
 }
 

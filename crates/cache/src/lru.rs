@@ -63,7 +63,7 @@ impl Replacement for LruOrder {
         self.push_front(slot);
     }
 
-    fn touched(&mut self, slot: u32, _bytes: u64) {
+    fn touched(&mut self, slot: u32) {
         if self.head != slot {
             self.unlink(slot);
             self.push_front(slot);

@@ -58,12 +58,10 @@ impl Policy for BoundedLoadHash {
     /// is always under the bound when the view counts the in-flight requests.
     fn pick(&mut self, target: &Target, view: &LoadView, _now: Nanos) -> Option<NodeId> {
         let bound = load_bound(self.balance_factor, view.total_in_flight(), self.ring.node_count());
-        let under = |&node: &NodeId| u64::from(view.in_flight(node)) < bound;
-        // Most targets stay home: one bucket's read, the walk only when home is full.
-        match self.ring.primary(target.key) {
-            Some(home) if under(&home) => Some(home),
-            _ => self.ring.walk(target.key).find(under),
-        }
+        let under = |node: NodeId| u64::from(view.in_flight(node)) < bound;
+        // Most targets stay home, and most that spill stop at a neighbour the home's
+        // bucket names: one bucket's read either way, the sorted points only beyond.
+        self.ring.first_accepted(target.key, under)
     }
 
     fn membership(&mut self, nodes: &[NodeState], _now: Nanos) {

@@ -232,6 +232,47 @@ impl HashRing {
         Some(self.points.get(start).unwrap_or(&self.points[0]).owner)
     }
 
+    /// The first owner [`HashRing::walk`] yields that `accept` takes, or `None`: the walk's
+    /// first steps read only the bucket `key` falls in (its inline points after the
+    /// position, then the owner of the first point after it), so a target whose home is
+    /// refused usually finds its node without a read of the sorted points.
+    pub fn first_accepted(
+        &self,
+        key: TargetKey,
+        mut accept: impl FnMut(NodeId) -> bool,
+    ) -> Option<NodeId> {
+        let len = self.points.len();
+        if len == 0 {
+            return None;
+        }
+        let position = mix64(key.0 ^ KEY_SALT);
+        let b = &self.buckets[self.bucket_of(position) as usize];
+        let low = self.low_of(position);
+        let held = b.owner.iter().take_while(|&&o| o != NO_OWNER).count();
+        // Inline points order exactly against the position unless one has its 32 bits.
+        if b.crowded() || b.low[..held].contains(&low) {
+            return self.walk(key).find(|&n| accept(n));
+        }
+        let before = b.low[..held].iter().filter(|&&p| p < low).count();
+        for &owner in &b.owner[before..held] {
+            if accept(owner) {
+                return Some(owner);
+            }
+        }
+        // The walk's next point is the first after the bucket (index `first + held`,
+        // wrapping round), unless the walk has been round the whole ring already.
+        let visited = held - before;
+        if visited == len {
+            return None;
+        }
+        if accept(b.next) {
+            return Some(b.next);
+        }
+        let after = (b.first as usize + held + 1) % len;
+        let (head, tail) = self.points.split_at(after);
+        tail.iter().chain(head).take(len - visited - 1).map(|p| p.owner).find(|&n| accept(n))
+    }
+
     /// Owners of the points from `key`'s position clockwise, once round the ring. A node
     /// appears once per point it owns; allocation-free.
     pub fn walk(&self, key: TargetKey) -> impl Iterator<Item = NodeId> + '_ {
@@ -357,6 +398,32 @@ mod tests {
                 assert_eq!(r.owner_at(probe), exact(probe));
             }
         }
+    }
+
+    #[test]
+    fn first_accepted_is_the_walks_first_accepted_node() {
+        // Rings with empty, sparse and crowded buckets; acceptance by a few rules, so
+        // the answer comes from the bucket's inline points, the next bucket's owner, the
+        // sorted points, or nowhere.
+        for (n, weight) in [(1, 1), (2, 1), (7, 1), (40, 16)] {
+            let mut nodes = NodeState::uniform(n);
+            nodes.iter_mut().for_each(|node| node.weight = weight);
+            let r = ring(&nodes);
+            for k in 0..3_000u64 {
+                let key = TargetKey(k);
+                for refuse in [0u32, 1, 2, 5, u32::MAX] {
+                    let accept =
+                        |node: NodeId| node.0 % 7 >= refuse.min(7) && node.0 != k as u32 % 3;
+                    let want = r.walk(key).find(|&node| accept(node));
+                    assert_eq!(
+                        r.first_accepted(key, accept),
+                        want,
+                        "n {n} key {k} refuse {refuse}"
+                    );
+                }
+            }
+        }
+        assert_eq!(ring(&[]).first_accepted(TargetKey(1), |_| true), None);
     }
 
     #[test]

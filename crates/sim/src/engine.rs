@@ -319,6 +319,10 @@ impl<'w> Simulator<'w> {
             d => d,
         };
         let mut next_publish = if config.policy.reads_holdings() { 0 } else { u64::MAX };
+        let digest_keys = match config.policy.reads_holdings() {
+            true => crate::holdings::DigestKeys::of(targets),
+            false => Vec::new(),
+        };
         // Where each target's last request went.
         let mut last_node: Vec<u32> = vec![u32::MAX; targets.len()];
 
@@ -332,7 +336,11 @@ impl<'w> Simulator<'w> {
                         changed.then_some(&*n.cache)
                     });
                     let version = now / publish_every;
-                    front_ends.publish_holdings(crate::holdings::digests(caches, targets, version));
+                    front_ends.publish_holdings(crate::holdings::digests(
+                        caches,
+                        &digest_keys,
+                        version,
+                    ));
                     next_publish = (now / publish_every + 1) * publish_every;
                 }
                 let request = w.requests[index as usize];
@@ -515,7 +523,7 @@ fn arrive(
     events: &mut EventQueue,
 ) {
     let nd = &mut nodes[f.node as usize];
-    let hit = nd.cache.get(&f.target).is_some();
+    let hit = nd.cache.touch(&f.target);
     if f.index >= warmup {
         nd.lookups += 1;
         nd.hits += u64::from(hit);

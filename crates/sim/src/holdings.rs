@@ -11,12 +11,27 @@ use wire::TargetDigest;
 /// (which then stands), else its new digest (`None` within for an empty cache).
 pub(crate) type Published = Option<Option<TargetDigest>>;
 
+/// What a digest lists for one target: its key, and its subtree when that differs.
+/// Kept apart from [`Target`] (a tenth of its size), so that building every node's
+/// digest reads a compact table.
+#[derive(Copy, Clone)]
+pub(crate) struct DigestKeys {
+    key: u64,
+    tree: u64,
+}
+
+impl DigestKeys {
+    pub(crate) fn of(targets: &[Target]) -> Vec<DigestKeys> {
+        targets.iter().map(|t| DigestKeys { key: t.key.0, tree: t.tree.0 }).collect()
+    }
+}
+
 /// One digest per node whose cache changed (`None` for the others): the keys (and
 /// subtrees) of the targets its cache holds, `None` within for an empty cache.
-/// `targets[i]` is the target the cache knows as `i`.
+/// `targets[i]` is what the digest lists for the target the cache knows as `i`.
 pub(crate) fn digests<'a>(
     caches: impl Iterator<Item = Option<&'a dyn ByteCache<u32, ()>>>,
-    targets: &[Target],
+    targets: &[DigestKeys],
     version: u64,
 ) -> Vec<Published> {
     caches
@@ -27,10 +42,10 @@ pub(crate) fn digests<'a>(
             }
             let mut d = TargetDigest::with_capacity(2 * cache.len() as u64, version);
             cache.for_each_key(&mut |&i| {
-                let t = &targets[i as usize];
-                d.insert(t.key.0);
+                let t = targets[i as usize];
+                d.insert(t.key);
                 if t.tree != t.key {
-                    d.insert(t.tree.0);
+                    d.insert(t.tree);
                 }
             });
             Some(Some(d))
@@ -51,7 +66,7 @@ mod tests {
         a.insert(3, (), 1);
         let b: Lru<u32, ()> = Lru::new(10);
         let caches: [Option<&dyn ByteCache<u32, ()>>; 3] = [Some(&a), Some(&b), None];
-        let d = digests(caches.into_iter(), &targets, 5);
+        let d = digests(caches.into_iter(), &DigestKeys::of(&targets), 5);
         let first = d[0].as_ref().unwrap().as_ref().unwrap();
         assert!(first.contains(101) && first.contains(103) && !first.contains(100));
         assert_eq!((first.version, d[1].as_ref().unwrap().is_none()), (5, true));
