@@ -1,7 +1,7 @@
 //! TLS at the front door: the server side of rustls (on ring), built from PEM files.
 //!
 //! One default certificate and any number chosen by the name the client asks for (SNI);
-//! ALPN `http/1.1`; TLS 1.2 and 1.3. The built [`rustls::ServerConfig`] lives in the
+//! ALPN `http/1.1` (and `h2`); TLS 1.2 and 1.3; resumption by stateless tickets. The built [`rustls::ServerConfig`] lives in the
 //! cluster's settings, so a reload (SIGHUP) that reads new files is used by every handshake
 //! after it, while connections already up keep the session they have.
 
@@ -41,6 +41,11 @@ pub(crate) fn server_config(
         .map_err(|e| tls_error("protocol versions", e))?
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(resolver));
+    // Resumption by stateless tickets (keys rotated by rustls every six hours) rather than
+    // a server-side session cache: a burst of new clients then leaves no per-session
+    // entries behind in the router's memory.
+    config.ticketer =
+        rustls::crypto::ring::Ticketer::new().map_err(|e| tls_error("session tickets", e))?;
     config.alpn_protocols = if http2 {
         vec![ALPN_H2.to_vec(), b"http/1.1".to_vec()]
     } else {
