@@ -338,18 +338,9 @@ fn peers_serve_every_document_without_a_router_and_stop_on_sigterm() {
 /// GET `url` (`https://ADDR/PATH`) over HTTP/2 on TLS, trusting only the certificate in
 /// `ca`: the status and body.
 fn get_h2_tls(ca: &Path, url: &str) -> (u16, Vec<u8>) {
-    use rustls::pki_types::pem::PemObject;
     let rest = url.strip_prefix("https://").unwrap();
     let (addr, path) = rest.split_at(rest.find('/').unwrap());
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(rustls::pki_types::CertificateDer::from_pem_file(ca).unwrap()).unwrap();
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tls = testkit::h2_client_config(ca);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let exchange = async {
         let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();

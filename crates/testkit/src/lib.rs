@@ -11,6 +11,7 @@
 //! - [`Spawned`], [`output_within`] (`child.rs`): a child process (the `larder` binary)
 //!   whose output and exit arrive on channels, signalled by name and killed if a test
 //!   fails or it outlives its limit.
+//! - [`h2_client_config`] (`tls_client.rs`): a TLS client trusting one CA, offering `h2`.
 
 #![forbid(unsafe_code)]
 
@@ -20,6 +21,7 @@ mod lines;
 mod origin;
 mod response;
 mod temp_dir;
+mod tls_client;
 
 pub use child::{output_within, Spawned};
 pub use get_once::{get_once, get_once_bytes};
@@ -27,3 +29,4 @@ pub use lines::lines;
 pub use origin::{frame_body, Route, TestOrigin};
 pub use response::{header, Response};
 pub use temp_dir::TempDir;
+pub use tls_client::h2_client_config;

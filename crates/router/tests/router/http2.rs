@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use h2::client::SendRequest;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -50,15 +49,7 @@ pub(crate) async fn prior_knowledge(addr: SocketAddr) -> SendRequest<Bytes> {
 
 /// A TLS client trusting the test CA and offering `h2` only.
 pub(crate) async fn over_tls(addr: SocketAddr) -> SendRequest<Bytes> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(CertificateDer::from_pem_file(tls_file("first-ca.pem")).unwrap()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tls = testkit::h2_client_config(&tls_file("first-ca.pem"));
     let tcp = TcpStream::connect(addr).await.unwrap();
     let connector = tokio_rustls::TlsConnector::from(Arc::new(tls));
     let name = ServerName::try_from("localhost").unwrap();
