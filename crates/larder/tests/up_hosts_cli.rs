@@ -139,7 +139,16 @@ fn a_request_crosses_shaped_links_and_ctrl_c_leaves_nothing() {
     let tmp = TempDir::new("up-hosts-serve");
     let up = start(
         &tmp.0.join("store"),
-        &["--nodes", "1", "--link-rate", "200mbit", "--link-queue", "500p"],
+        &[
+            "--nodes",
+            "1",
+            "--link-rate",
+            "200mbit",
+            "--link-queue",
+            "500p",
+            "--client-link-rate",
+            "400mbit",
+        ],
     );
     let client = up.namespace("client");
     // The printed lines say where to run the user's commands.
@@ -163,12 +172,17 @@ fn a_request_crosses_shaped_links_and_ctrl_c_leaves_nothing() {
     assert!(qdiscs.contains("qdisc pfifo 10: parent 1:1 limit 500p"), "{qdiscs}");
     let class = run("tc", &["-n", &node, "class", "show", "dev", "eth0"]);
     assert!(class.contains("rate 200Mbit"), "{class}");
+    // The client host has a link of its own rate, at both ends.
+    let class = run("tc", &["-n", &client, "class", "show", "dev", "eth0"]);
+    assert!(class.contains("rate 400Mbit"), "{class}");
     let switch = up.namespace("switch");
     // The switch's ends of the client's, the router's and the node's links.
-    for port in ["v0", "v1", "v2"] {
-        let class = run("tc", &["-n", &switch, "class", "show", "dev", port]);
-        assert!(class.contains("rate 200Mbit"), "{port}: {class}");
-    }
+    let rates: Vec<String> = ["v0", "v1", "v2"]
+        .iter()
+        .map(|port| run("tc", &["-n", &switch, "class", "show", "dev", port]))
+        .collect();
+    let at = |rate: &str| rates.iter().filter(|c| c.contains(rate)).count();
+    assert_eq!((at("rate 400Mbit"), at("rate 200Mbit")), (1, 2), "{rates:?}");
     let mut names = namespaces_of(up.pid);
     names.sort();
     let expected: Vec<String> =

@@ -51,6 +51,11 @@ pub struct HostsConfig {
     pub subnet: Subnet,
     /// Every host's link. Default is 1gbit each way with a queue of 1000 packets.
     pub link: LinkShape,
+    /// The client host's link, where the load generator runs, when it differs from every
+    /// other host's: a client side wider than one host's link stands for the many
+    /// clients of a real site, so what limits is the cluster's links, not the client's.
+    /// Default is None (the client host has every host's link).
+    pub client_link: Option<LinkShape>,
 }
 
 /// One host: its name (n1, router, client), namespace and address.
@@ -138,7 +143,7 @@ impl Hosts {
         self.switch.ip(&["link", "set", port, "master", BRIDGE, "up"])?;
         host.namespace.ip(&["addr", "add", &cidr, "dev", HOST_DEV])?;
         host.namespace.ip(&["link", "set", HOST_DEV, "up"])?;
-        self.shape(&host, &state.link, LinkShape::tc_install)
+        self.shape(&host, &self.link_of(&host, state.link), LinkShape::tc_install)
             .with_context(|| format!("shaping host {name}'s link"))?;
         Ok(host)
     }
@@ -148,10 +153,19 @@ impl Hosts {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.link = link;
         for host in &state.hosts {
-            self.shape(host, &link, LinkShape::tc_change)
+            self.shape(host, &self.link_of(host, link), LinkShape::tc_change)
                 .with_context(|| format!("shaping host {}'s link", host.name))?;
         }
         Ok(())
+    }
+
+    /// The link `host` gets when every host gets `link`: the client host keeps its own if
+    /// it has one.
+    fn link_of(&self, host: &Host, link: LinkShape) -> LinkShape {
+        match self.config.client_link {
+            Some(client) if host.name == CLIENT_HOST => client,
+            _ => link,
+        }
     }
 
     /// Both ends: what the host sends (its `eth0`) and what it receives (its port on the
@@ -174,9 +188,13 @@ impl Hosts {
     /// The run's network as the output describes it.
     pub fn describe(&self) -> String {
         let link = self.state.lock().unwrap_or_else(|e| e.into_inner()).link;
+        let client = match self.config.client_link {
+            Some(client) => format!("; the client host's link {}", client.describe()),
+            None => String::new(),
+        };
         format!(
             "hosts of their own: one network namespace each ({}…), addresses from {}, each \
-             host's link {} (tc HTB at both ends)",
+             host's link {} (tc HTB at both ends){client}",
             namespace::name_for(self.pid, ""),
             self.config.subnet,
             link.describe()

@@ -32,6 +32,11 @@ pub struct HostsArgs {
     /// (256KiB); beyond it, packets are dropped.
     #[arg(long, value_name = "QUEUE", default_value = "1000p", requires = "hosts")]
     pub link_queue: Queue,
+    /// With --hosts: the client host's link rate (where `larder bench` and `curl` run),
+    /// when the client side should be wider than one host, as a site's many clients are;
+    /// it keeps --link-queue. Default is the link every host has.
+    #[arg(long, value_name = "RATE", requires = "hosts")]
+    pub client_link_rate: Option<Rate>,
 }
 
 impl HostsArgs {
@@ -41,6 +46,9 @@ impl HostsArgs {
         self.hosts.then_some(HostsConfig {
             subnet: self.hosts_subnet,
             link: LinkShape { rate, queue: self.link_queue },
+            client_link: self
+                .client_link_rate
+                .map(|rate| LinkShape { rate, queue: self.link_queue }),
         })
     }
 }
