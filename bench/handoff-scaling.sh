@@ -21,7 +21,9 @@
 # Settings (environment): LARDER (release binary; built if unset), SIZES_KB ("13 6"),
 # NODE_COUNTS ("1 2 3 4"), ROUTER_SHARE (0.1), NODE_SHARE (0.2), POLICY (wrr),
 # CONNECTIONS (50), WRK_THREADS (1), DURATION seconds (8), ROUNDS (2), ROUTER_THREADS (1),
-# RUN_WEIGHT (32: the run's processes, wrk included, weigh against other work on the machine
+# CLIENT_CLOSE (0; 1: every request asks `Connection: close`, so each connection carries
+# one request and the router places, and with --handoff passes, every one, as with the
+# paper's HTTP/1.0 clients), RUN_WEIGHT (32: the run's processes, wrk included, weigh against other work on the machine
 # as that many ordinary processes do (cgroup cpu.shares / cpu.weight), so that the caps,
 # not a compile beside the run, limit each of them; 1 weighs them as one process).
 # Installs wrk and curl with apt-get when missing. Touches only loopback. Every process
@@ -41,6 +43,7 @@ WRK_THREADS=${WRK_THREADS:-1}
 DURATION=${DURATION:-8}
 ROUNDS=${ROUNDS:-2}
 ROUTER_THREADS=${ROUTER_THREADS:-1}
+CLIENT_CLOSE=${CLIENT_CLOSE:-0}
 RUN_WEIGHT=${RUN_WEIGHT:-32}
 
 if [ "$(id -u)" != 0 ]; then
@@ -218,15 +221,17 @@ measure() {
     local w0 w1 wall0 wall1
     start_cluster "$n" "$mode"
     url="http://127.0.0.1:$PORT/page-$kb.bin"
+    local wrk_args=(-t"$WRK_THREADS" -c"$CONNECTIONS")
+    [ "$CLIENT_CLOSE" = 1 ] && wrk_args+=(-H "Connection: close")
     # Warm-up: the page read and cached by every node, connections pooled.
-    in_cgroup wrk wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d1s "$url" >/dev/null
+    in_cgroup wrk wrk "${wrk_args[@]}" -d1s "$url" >/dev/null
     r0=$(run_ns "$ROUTER_PID")
     for pid in "${NODE_PIDS[@]}"; do nodes0=$((nodes0 + $(run_ns "$pid"))); done
     t0=$(throttled router)
     h0=$(router_stat handoffs)
     f0=$(router_stat fallbacks)
     wall0=$(date +%s%N)
-    out=$( (in_cgroup wrk wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" "$url"; times) 2>&1)
+    out=$( (in_cgroup wrk wrk "${wrk_args[@]}" -d"${DURATION}s" "$url"; times) 2>&1)
     wall1=$(date +%s%N)
     r1=$(run_ns "$ROUTER_PID")
     for pid in "${NODE_PIDS[@]}"; do nodes1=$((nodes1 + $(run_ns "$pid"))); done
@@ -264,7 +269,9 @@ PY
 quota_router=$(bandwidth "$ROUTER_SHARE")
 quota_node=$(bandwidth "$NODE_SHARE")
 echo "Router capped at $ROUTER_SHARE of a core (cgroup v$CG_VERSION, quota/period µs: $quota_router), each node at $NODE_SHARE ($quota_node);"
-echo "run weight $RUN_WEIGHT, policy $POLICY, router threads $ROUTER_THREADS, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s over keep-alive connections, $ROUNDS rounds relay/handoff alternating."
+connections="keep-alive connections"
+[ "$CLIENT_CLOSE" = 1 ] && connections="a connection per request (Connection: close)"
+echo "run weight $RUN_WEIGHT, policy $POLICY, router threads $ROUTER_THREADS, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s over $connections, $ROUNDS rounds relay/handoff alternating."
 echo
 echo "| page | nodes | mode | req/s | router µs CPU/req | router cores | nodes' cores | wrk cores | router throttled periods | handoffs | fallbacks | load avg |"
 echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
