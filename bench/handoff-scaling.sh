@@ -11,7 +11,7 @@
 # of its own. One page of each size in SIZES_KB, cached by the nodes, is fetched by wrk
 # over CONNECTIONS keep-alive connections; the router places first requests with POLICY
 # (wrr: a single target under a locality-aware policy stays on one node). For each size,
-# each node count in NODE_COUNTS, ROUNDS times relay then handoff (A B A B), it prints
+# ROUNDS times each node count in NODE_COUNTS, relay then handoff (A B A B), it prints
 # req/s, the router's CPU time per request (its threads' run time, from
 # /proc/PID/task/*/schedstat), the share of a core the nodes and wrk used, the periods in
 # which the router was throttled, and the handoffs and fallbacks the router counted; then
@@ -276,9 +276,11 @@ echo
 echo "| page | nodes | mode | req/s | router µs CPU/req | router cores | nodes' cores | wrk cores | router throttled periods | handoffs | fallbacks | load avg |"
 echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 : >"$work/runs"
+# Rounds outermost: every node count is measured once per round, so a change in the
+# machine's other work during the run shifts every count alike, not the last ones only.
 for kb in $SIZES_KB; do
-    for n in $NODE_COUNTS; do
-        for _ in $(seq 1 "$ROUNDS"); do
+    for _ in $(seq 1 "$ROUNDS"); do
+        for n in $NODE_COUNTS; do
             measure "$kb" "$n" relay
             measure "$kb" "$n" handoff
         done
