@@ -54,6 +54,10 @@ pub fn start(
     for (i, (spec, &addr)) in specs.iter().zip(&addrs).enumerate() {
         let name = format!("c{}", i + 1);
         let own = dir.join(&name);
+        // Every run starts cold: nginx's cache is files, which would outlive the run.
+        if own.exists() {
+            std::fs::remove_dir_all(&own).with_context(|| format!("emptying {}", own.display()))?;
+        }
         std::fs::create_dir_all(&own).with_context(|| format!("creating {}", own.display()))?;
         let mut cmd = Command::new(exe);
         match anchor {
