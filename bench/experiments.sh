@@ -16,7 +16,11 @@
 #                  serving the store from disk) whose link is limited to $ORIGIN_MBIT
 #                  Mbit/s with tc, inside a private network namespace (unshare -n);
 #                  larder's policies against HAProxy, nginx and Varnish's shard director,
-#                  on the synthetic stores and, with caches scaled to it, the EPA log.
+#                  on the synthetic stores and, with caches scaled to it, the EPA log;
+#                  then large objects (2-64 MiB, whole and by ranges, and a cold crowd on
+#                  the largest) over a link of $ORIGIN_LARGE_MBIT Mbit/s: wrr and lard-r
+#                  against a Varnish caching cluster and nginx's slice cache of the same
+#                  size and memory.
 #
 # Installs haproxy, nginx and varnish with apt-get when missing (see bench/lib.sh). Each part
 # writes table.md, rows.json, shape.json and SVG charts under $OUT (default bench/results/experiments).
@@ -40,6 +44,7 @@ OUT=${OUT:-$ROOT/bench/results/experiments}
 TRACE=${TRACE:-$ROOT/../shared/traces/epa_aug95.log.gz}
 ORIGIN_MBIT=${ORIGIN_MBIT:-80}
 ORIGIN_QUEUE_KB=${ORIGIN_QUEUE_KB:-1024}
+ORIGIN_LARGE_MBIT=${ORIGIN_LARGE_MBIT:-400}
 
 ensure_tools haproxy nginx varnishd:varnish
 LARDER=$(larder_binary "$ROOT")
@@ -122,6 +127,17 @@ PY
                 --cache-mb 48,48,24,24 --warmup "${ORIGIN_TRACE_WARMUP:-12s}" \
                 --out "$OUT/origin/trace"
         fi
+        # Large objects: 16 objects of 2-64 MiB (about 300 MiB), more than one node's
+        # 96 MiB but within the cluster's 384 MiB; the link is raised so that the
+        # warm-up fetches the data set about once (300 MiB at 50 MB/s take 6 s). Each
+        # anchor is a caching cluster of its own with the same caches in front of the
+        # same origin; the figures count what the origin sent.
+        unshare -n "$LARDER" bench experiment origin --origin-mbit "$ORIGIN_LARGE_MBIT" \
+            --origin-queue-kb "$ORIGIN_QUEUE_KB" --varnish "$(tool_path varnishd)" \
+            --nginx "$(tool_path nginx)" --systems wrr,lard-r,varnish-cluster,nginx-slice \
+            --workloads video,video-crowd --cache-mb 96,96,96,96 --rounds "$ROUNDS" \
+            --duration "${ORIGIN_LARGE_DURATION:-8s}" --warmup "${ORIGIN_LARGE_WARMUP:-10s}" \
+            --out "$OUT/origin/large"
         ;;
     *)
         echo "unknown part $part (locality, disk, ramp, keepalive, classes, simulator, origin)" >&2

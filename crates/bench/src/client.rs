@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::crowd::CrowdState;
-use crate::http_client::{request_bytes, ExchangeError, HttpConnection};
+use crate::http_client::{ranged_request_bytes, ExchangeError, HttpConnection};
 use crate::plan::{Plan, PlanCursor};
 use crate::stats::{ErrorKind, Stats};
 
@@ -44,7 +44,11 @@ impl RunState {
                 .plan
                 .paths
                 .iter()
-                .map(|p| request_bytes(&config.target.host, p, close))
+                .enumerate()
+                .map(|(i, p)| {
+                    let range = config.plan.shape(i as u32).range;
+                    ranged_request_bytes(&config.target.host, p, close, range)
+                })
                 .collect(),
             plan: config.plan.clone(),
             cursor: PlanCursor::new(config.cycle),
@@ -146,6 +150,16 @@ impl Client {
             stats.record_connect(took);
         }
         match outcome {
+            Ok(response)
+                if !(400..600).contains(&response.status)
+                    && !self
+                        .run
+                        .plan
+                        .shape(target)
+                        .answered_by(response.status, response.body_bytes) =>
+            {
+                stats.record_error(ErrorKind::Mismatch)
+            }
             Ok(response) => stats.record_response(&response, done - since),
             Err(kind) => stats.record_error(kind),
         }

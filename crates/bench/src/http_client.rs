@@ -59,6 +59,22 @@ pub fn request_bytes(host: &str, path: &str, close: bool) -> Vec<u8> {
     http1::get_request(host, path, Some("larder-bench"), close)
 }
 
+/// [`request_bytes`] asking for `range` only, when given.
+pub fn ranged_request_bytes(
+    host: &str,
+    path: &str,
+    close: bool,
+    range: Option<crate::plan::ByteRange>,
+) -> Vec<u8> {
+    let mut out = request_bytes(host, path, close);
+    if let Some(r) = range {
+        // Before the blank line that ends the head.
+        out.truncate(out.len() - 2);
+        out.extend_from_slice(format!("Range: bytes={}-{}\r\n\r\n", r.first, r.last).as_bytes());
+    }
+    out
+}
+
 /// One client connection with its read buffer (`buf[start..end]` is unread data).
 pub struct HttpConnection {
     stream: TcpStream,
@@ -261,5 +277,11 @@ mod tests {
         assert!(keep.ends_with("\r\n\r\n"));
         let close = String::from_utf8(request_bytes("h:1", "/a", true)).unwrap();
         assert!(close.contains("Connection: close\r\n"));
+        let range = crate::plan::ByteRange { first: 0, last: 1023 };
+        let ranged = String::from_utf8(ranged_request_bytes("h:1", "/a", false, Some(range)));
+        let ranged = ranged.unwrap();
+        assert!(ranged.starts_with("GET /a HTTP/1.1\r\nHost: h:1\r\n"), "{ranged}");
+        assert!(ranged.ends_with("\r\nRange: bytes=0-1023\r\n\r\n"), "{ranged}");
+        assert_eq!(ranged_request_bytes("h:1", "/a", true, None), request_bytes("h:1", "/a", true));
     }
 }

@@ -21,11 +21,54 @@ pub struct Step {
     pub think: Duration,
 }
 
+/// A byte range of a request (`Range: bytes=first-last`, both inclusive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteRange {
+    pub first: u64,
+    pub last: u64,
+}
+
+impl ByteRange {
+    /// Bytes the range covers.
+    pub fn len(&self) -> u64 {
+        self.last - self.first + 1
+    }
+
+    /// Never: a range covers at least its first byte.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// What is asked of one path and what its answer must be, so that a wrong answer counts
+/// as an error instead of as a fast one: a range must come back as 206 with exactly its
+/// bytes, a whole object as 200 with exactly its length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RequestShape {
+    /// Ask for these bytes only.
+    pub range: Option<ByteRange>,
+    /// The whole object's length, when known.
+    pub object_bytes: Option<u64>,
+}
+
+impl RequestShape {
+    /// Whether a response of `status` with `body_bytes` is the answer this request asked for.
+    pub fn answered_by(&self, status: u16, body_bytes: u64) -> bool {
+        match (self.range, self.object_bytes) {
+            (Some(r), _) => status == 206 && body_bytes == r.len(),
+            (None, Some(n)) => status == 200 && body_bytes == n,
+            (None, None) => true,
+        }
+    }
+}
+
 /// Request paths and the scripts over them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     /// Full request paths (already joined with the base URL's prefix).
     pub paths: Vec<String>,
+    /// Per path, what is asked and expected (empty: whole GETs, any length).
+    pub shapes: Vec<RequestShape>,
     steps: Vec<Step>,
     scripts: Vec<Range<usize>>,
 }
@@ -35,6 +78,7 @@ impl Plan {
     pub fn single(path: String) -> Plan {
         Plan {
             paths: vec![path],
+            shapes: Vec::new(),
             steps: vec![Step { target: 0, think: Duration::ZERO }],
             scripts: std::iter::once(0..1).collect(),
         }
@@ -101,7 +145,30 @@ impl Plan {
                 paths.len()
             )));
         }
-        Ok(Plan { paths, steps, scripts })
+        Ok(Plan { paths, shapes: Vec::new(), steps, scripts })
+    }
+
+    /// This plan with each path's request shape (one per path, in order).
+    pub fn with_shapes(self, shapes: Vec<RequestShape>) -> Result<Plan, BenchError> {
+        if shapes.len() != self.paths.len() {
+            return Err(BenchError::Config(format!(
+                "{} request shapes for {} paths",
+                shapes.len(),
+                self.paths.len()
+            )));
+        }
+        if let Some(bad) = shapes.iter().find_map(|s| s.range.filter(|r| r.last < r.first)) {
+            return Err(BenchError::Config(format!(
+                "range {}-{} ends before it starts",
+                bad.first, bad.last
+            )));
+        }
+        Ok(Plan { shapes, ..self })
+    }
+
+    /// What is asked of path `target`.
+    pub fn shape(&self, target: u32) -> RequestShape {
+        self.shapes.get(target as usize).copied().unwrap_or_default()
     }
 
     pub fn script_count(&self) -> usize {
@@ -167,6 +234,30 @@ mod tests {
         assert!(Plan::flat(paths(1), [1]).is_err());
         assert!(Plan::sessions(paths(1), vec![vec![(0, 1)]], -1.0).is_err());
         assert!(Plan::sessions(paths(1), vec![vec![(0, 1)]], f64::NAN).is_err());
+    }
+
+    #[test]
+    fn shapes_say_which_answers_are_right() {
+        let plan = Plan::flat(paths(2), [0, 1]).unwrap();
+        assert!(plan.clone().with_shapes(vec![RequestShape::default()]).is_err());
+        let backwards = ByteRange { first: 5, last: 4 };
+        let bad = RequestShape { range: Some(backwards), object_bytes: None };
+        assert!(plan.clone().with_shapes(vec![bad, bad]).is_err());
+        let range = RequestShape {
+            range: Some(ByteRange { first: 10, last: 19 }),
+            object_bytes: Some(100),
+        };
+        let whole = RequestShape { range: None, object_bytes: Some(100) };
+        let plan = plan.with_shapes(vec![range, whole]).unwrap();
+        assert_eq!(plan.shape(0), range);
+        assert!(range.answered_by(206, 10));
+        assert!(!range.answered_by(200, 100), "a range answered with the whole object");
+        assert!(!range.answered_by(206, 9));
+        assert!(whole.answered_by(200, 100));
+        assert!(!whole.answered_by(200, 99));
+        assert!(!whole.answered_by(206, 100));
+        assert!(RequestShape::default().answered_by(200, 7));
+        assert_eq!(Plan::flat(paths(1), [0]).unwrap().shape(0), RequestShape::default());
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub enum ErrorKind {
     Reset,
     /// The response could not be parsed.
     Protocol,
+    /// A complete response whose status or body length is not what the request asked
+    /// for (a range answered with the whole object, a short body).
+    Mismatch,
 }
 
 /// Error counts by kind.
@@ -36,6 +39,7 @@ pub struct ErrorCounts {
     pub status_5xx: u64,
     pub reset: u64,
     pub protocol: u64,
+    pub mismatch: u64,
 }
 
 impl ErrorCounts {
@@ -48,6 +52,7 @@ impl ErrorCounts {
             ErrorKind::Status5xx => &mut self.status_5xx,
             ErrorKind::Reset => &mut self.reset,
             ErrorKind::Protocol => &mut self.protocol,
+            ErrorKind::Mismatch => &mut self.mismatch,
         };
         *slot += n;
     }
@@ -60,6 +65,7 @@ impl ErrorCounts {
             (ErrorKind::Status5xx, o.status_5xx),
             (ErrorKind::Reset, o.reset),
             (ErrorKind::Protocol, o.protocol),
+            (ErrorKind::Mismatch, o.mismatch),
         ] {
             self.add(kind, n);
         }

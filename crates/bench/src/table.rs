@@ -25,8 +25,16 @@ pub fn render(report: &Report) -> String {
     let e = &t.errors;
     let _ = writeln!(
         out,
-        "  {:<12}{} (connect {}, timeout {}, 4xx {}, 5xx {}, reset {}, protocol {})",
-        "errors", e.total, e.connect, e.timeout, e.status_4xx, e.status_5xx, e.reset, e.protocol
+        "  {:<12}{} (connect {}, timeout {}, 4xx {}, 5xx {}, reset {}, protocol {}, mismatch {})",
+        "errors",
+        e.total,
+        e.connect,
+        e.timeout,
+        e.status_4xx,
+        e.status_5xx,
+        e.reset,
+        e.protocol,
+        e.mismatch
     );
     let c = &t.connect_ms;
     let _ = writeln!(

@@ -25,11 +25,23 @@ pub enum Anchor {
     HaproxyConsistent,
     Nginx,
     Varnish,
+    /// A caching cluster of its own ([`crate::cache_tier`]): Varnish instances caching
+    /// the origin, sharded by a front Varnish's shard director.
+    VarnishCluster,
+    /// A caching cluster of its own: nginx instances caching the origin by slices,
+    /// behind an nginx front hashing the URL consistently.
+    NginxSlice,
 }
 
 impl Anchor {
-    pub const ALL: [Anchor; 4] =
-        [Anchor::Haproxy, Anchor::HaproxyConsistent, Anchor::Nginx, Anchor::Varnish];
+    pub const ALL: [Anchor; 6] = [
+        Anchor::Haproxy,
+        Anchor::HaproxyConsistent,
+        Anchor::Nginx,
+        Anchor::Varnish,
+        Anchor::VarnishCluster,
+        Anchor::NginxSlice,
+    ];
     /// The proxies the locality experiments compare by default.
     pub const PROXIES: [Anchor; 2] = [Anchor::Haproxy, Anchor::Nginx];
     /// The origin experiment's: the proxies and Varnish's shard director.
@@ -43,6 +55,22 @@ impl Anchor {
             Anchor::HaproxyConsistent => "haproxy-consistent",
             Anchor::Nginx => "nginx",
             Anchor::Varnish => "varnish",
+            Anchor::VarnishCluster => "varnish-cluster",
+            Anchor::NginxSlice => "nginx-slice",
+        }
+    }
+
+    /// Whether it caches the origin itself, in place of larder's nodes.
+    pub fn caches(self) -> bool {
+        matches!(self, Anchor::VarnishCluster | Anchor::NginxSlice)
+    }
+
+    /// The routing front-end it runs in front of its nodes.
+    fn front(self) -> Anchor {
+        match self {
+            Anchor::VarnishCluster => Anchor::Varnish,
+            Anchor::NginxSlice => Anchor::Nginx,
+            a => a,
         }
     }
 }
@@ -76,18 +104,18 @@ impl Tools {
         }
     }
 
-    fn path(&self, anchor: Anchor) -> Option<&PathBuf> {
+    pub(crate) fn path(&self, anchor: Anchor) -> Option<&PathBuf> {
         match anchor {
             Anchor::Haproxy | Anchor::HaproxyConsistent => self.haproxy.as_ref(),
-            Anchor::Nginx => self.nginx.as_ref(),
-            Anchor::Varnish => self.varnish.as_ref(),
+            Anchor::Nginx | Anchor::NginxSlice => self.nginx.as_ref(),
+            Anchor::Varnish | Anchor::VarnishCluster => self.varnish.as_ref(),
         }
     }
 
     /// Why `anchor` cannot run here, if it cannot.
     pub fn missing(&self, anchor: Anchor) -> Option<String> {
         self.path(anchor).is_none().then(|| {
-            let exe = match anchor {
+            let exe = match anchor.front() {
                 Anchor::HaproxyConsistent => Anchor::Haproxy,
                 a => a,
             };
@@ -180,7 +208,7 @@ pub fn command(
                 ),
             )
         }
-        Anchor::Nginx => {
+        Anchor::Nginx | Anchor::NginxSlice => {
             let d = dir.display();
             (
                 dir.join("nginx.conf"),
@@ -200,7 +228,7 @@ pub fn command(
                 ),
             )
         }
-        Anchor::Varnish => {
+        Anchor::Varnish | Anchor::VarnishCluster => {
             if shared {
                 return Err(LabError::Invalid(
                     "varnish runs as one instance on an address (it has its own threads)".into(),
@@ -219,10 +247,10 @@ pub fn command(
     let mut cmd = Command::new(exe);
     match anchor {
         Anchor::Haproxy | Anchor::HaproxyConsistent => cmd.arg("-f").arg(&file).arg("-db"),
-        Anchor::Nginx => cmd.arg("-c").arg(&file).arg("-p").arg(dir),
+        Anchor::Nginx | Anchor::NginxSlice => cmd.arg("-c").arg(&file).arg("-p").arg(dir),
         // In the foreground, no jail (it runs as whoever runs the lab), its working
         // directory in the run's, and a little storage: passed responses only pass through.
-        Anchor::Varnish => cmd
+        Anchor::Varnish | Anchor::VarnishCluster => cmd
             .args(["-F", "-j", "none", "-s", "malloc,16m", "-a"])
             .arg(addr.to_string())
             .arg("-f")

@@ -96,6 +96,7 @@ pub fn run(plan: &ExperimentPlan, report: Arc<dyn Report>) -> Result<()> {
         dyn_cost: plan.dyn_cost,
         alpha: plan.alpha,
         seed: plan.seed,
+        large: plan.large,
     };
     if let Some(origin) = &setup.origin {
         origin_link::prepare(plan.origin_link.as_ref(), origin.addr.port())?;

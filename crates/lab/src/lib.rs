@@ -20,6 +20,9 @@
 //! - `nodes`: starting larder nodes.
 //! - `route`: starting larder route on a [`router::RouterConfig`].
 //! - `anchors`: HAProxy, nginx and Varnish configured as operators would.
+//! - `cache_tier`: the caching clusters a user would pick instead of larder's nodes
+//!   (Varnish instances sharded by a front Varnish, nginx's slice cache behind an nginx).
+//! - `video`: the large-object workloads (whole objects and ranges, a cold crowd).
 //! - `origin`: the origin experiment's origin (nginx serving the store).
 //! - `origin_link`: its link, limited with `tc` inside a private network namespace.
 //! - `front`: the front-end under test ([`System`]): larder route with a policy, or an anchor.
@@ -58,6 +61,7 @@ pub mod experiment;
 pub mod sim_fit;
 
 mod anchors;
+mod cache_tier;
 #[allow(unsafe_code)]
 mod child;
 mod churn;
@@ -94,6 +98,7 @@ mod signals;
 mod store;
 mod timeline;
 mod up;
+mod video;
 mod workload;
 
 pub use claims::Claim;
@@ -105,4 +110,5 @@ pub use plan::{Connections, ExperimentPlan, Kind, Ramp};
 pub use report::Report;
 pub use scenario::ScenarioKind;
 pub use up::{UpConfig, MAX_ROUTERS};
+pub use video::LargeObjects;
 pub use workload::{DynCost, WorkloadKind};

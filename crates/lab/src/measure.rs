@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use bench::{BaseUrl, Config, Mode, Plan, RampLimits, Report};
 
+use crate::cache_tier;
 use crate::cpu_time::{group_cpu_seconds, own_cpu_seconds};
 use crate::error::{LabError, Result};
 use crate::front::{self, Front, System};
@@ -17,6 +18,7 @@ use crate::launcher::Launcher;
 use crate::load_report::NodeCounters;
 use crate::nodes::{self, Nodes};
 use crate::origin;
+use crate::origin_link;
 use crate::plan::{Connections, ExperimentPlan, Ramp, Setup};
 use crate::probe;
 use crate::results::Row;
@@ -67,17 +69,29 @@ pub fn run_one(
     let (origin, nodes) = match &setup.origin {
         Some(o) => {
             let addr = launcher.address_on(ORIGIN_HOST, o.addr)?;
-            let group =
-                origin::start(launcher, &o.nginx, &w.docroot, addr, dir, w.probe_path(), deadline)?
-                    .ok_or(LabError::Interrupted)?;
-            let url = format!("http://{addr}");
-            let nodes = nodes::start_caching(
+            let group = origin::start(
                 launcher,
-                &[url],
-                &setup.nodes,
-                &w.caching_node_args(),
+                &o.nginx,
+                &w.docroot,
+                addr,
+                dir,
+                w.probe_path(),
+                w.large(),
                 deadline,
-            )?;
+            )?
+            .ok_or(LabError::Interrupted)?;
+            let nodes = match system {
+                System::Anchor(a) if a.caches() => {
+                    cache_tier::start(launcher, a, &setup.tools, addr, &setup.nodes, dir, deadline)?
+                }
+                _ => nodes::start_caching(
+                    launcher,
+                    &[format!("http://{addr}")],
+                    &setup.nodes,
+                    &w.caching_node_args(),
+                    deadline,
+                )?,
+            };
             (Some(group), nodes)
         }
         None => (None, nodes::start(launcher, &w.docroot, &setup.nodes, &node_args, deadline)?),
@@ -94,7 +108,8 @@ pub fn run_one(
         w.probe_path(),
         deadline,
     )?;
-    let measured = measure(plan, setup, w, dynamic, &front, &nodes, connections);
+    let origin_log = (origin.is_some() && w.large()).then_some(dir);
+    let measured = measure(plan, setup, w, dynamic, &front, &nodes, connections, origin_log);
     drop(front);
     drop(nodes);
     drop(origin);
@@ -108,6 +123,11 @@ pub fn run_one(
     Ok(row)
 }
 
+/// Measures one run. With `origin_log` (the run's directory: large objects, where the
+/// nodes may be another system's caches), the origin's figures and the (byte) hit ratio
+/// come from what the origin logged it sent, the same measure for every system; else
+/// from the nodes' load reports.
+#[allow(clippy::too_many_arguments)]
 fn measure(
     plan: &ExperimentPlan,
     setup: &Setup,
@@ -116,19 +136,33 @@ fn measure(
     front: &Front,
     nodes: &Nodes,
     connections: Connections,
+    origin_log: Option<&Path>,
 ) -> Result<Row> {
     let base = BaseUrl::parse(&format!("http://{}/", front.addr))?;
     let runtime = bench::run::runtime(setup.client_threads)?;
     let per_request = connections == Connections::PerRequest;
     let plans = Plans::new(&base, w, dynamic)?;
-    if !plan.warmup.is_zero() {
+    if !plan.warmup.is_zero() && !w.cold {
         run_together(&runtime, &plans.configs(plan, &base, plan.warmup, per_request))?;
     }
-    let before: Vec<NodeCounters> = nodes.counters()?;
+    let counters = || if origin_log.is_some() { Ok(Vec::new()) } else { nodes.counters() };
+    // With a shaped link, the bytes are what crossed it; else what the origin logged.
+    let shaped = plan.origin_link.is_some();
+    let sent = || -> Result<Option<origin::Sent>> {
+        let Some(dir) = origin_log else { return Ok(None) };
+        let mut sent = origin::sent(dir)?;
+        if shaped {
+            sent.bytes = origin_link::sent_bytes()?;
+        }
+        Ok(Some(sent))
+    };
+    let before: Vec<NodeCounters> = counters()?;
+    let sent_before = sent()?;
     let cpu_before = cpu_now(front, nodes);
     let reports = run_together(&runtime, &plans.configs(plan, &base, plan.duration, per_request))?;
     let cpu_after = cpu_now(front, nodes);
-    let after = nodes.counters()?;
+    let after = counters()?;
+    let sent = sent()?.zip(sent_before).map(|(after, before)| after.since(&before));
     let picks_on_holders = picks_on_holders(&front.admins);
     let users_sustained = match plan.ramp {
         Some(Ramp { spec, timeout, max_users }) if plan.kind.profile().ramps => {
@@ -149,6 +183,7 @@ fn measure(
     let lookups: u64 = delta.iter().map(|d| d.hits + d.misses).sum();
     let disk: u64 = delta.iter().map(|d| d.disk_read_bytes).sum();
     let requests: u64 = reports.iter().map(|r| r.total.requests).sum();
+    let served: u64 = reports.iter().map(|r| r.total.body_bytes).sum();
     let seconds = reports.iter().map(|r| r.duration_s).fold(0.0, f64::max);
     let per_req = |i: usize| (cpu_after[i] - cpu_before[i]) * 1e6 / requests.max(1) as f64;
     let main = &reports[0];
@@ -165,7 +200,11 @@ fn measure(
         throughput_rps: requests as f64 / seconds.max(f64::MIN_POSITIVE),
         mean_ms: weighted_mean,
         p99_ms: if reports.len() == 1 { main.total.latency_ms.p99 } else { f64::NAN },
-        hit_ratio: hits as f64 / lookups.max(1) as f64,
+        // Large objects: the share of the bytes served that did not come from the origin.
+        hit_ratio: match sent {
+            Some(s) => 1.0 - s.bytes as f64 / served.max(1) as f64,
+            None => hits as f64 / lookups.max(1) as f64,
+        },
         disk_bytes_per_request: disk as f64 / requests.max(1) as f64,
         cpu_us_front: per_req(0),
         cpu_us_nodes: per_req(1),
@@ -177,11 +216,18 @@ fn measure(
         dynamic_mean_ms: reports.get(1).map(|r| r.total.latency_ms.mean),
         picks_on_holders,
         origin_requests_per_request: plan.kind.profile().origin.then(|| {
-            delta.iter().map(|d| d.origin_fetches).sum::<u64>() as f64 / requests.max(1) as f64
+            let fetches = sent.map_or_else(
+                || delta.iter().map(|d| d.origin_fetches).sum::<u64>(),
+                |s| s.responses,
+            );
+            fetches as f64 / requests.max(1) as f64
         }),
         origin_bytes_per_request: plan.kind.profile().origin.then(|| {
-            delta.iter().map(|d| d.origin_bytes).sum::<u64>() as f64 / requests.max(1) as f64
+            let bytes =
+                sent.map_or_else(|| delta.iter().map(|d| d.origin_bytes).sum::<u64>(), |s| s.bytes);
+            bytes as f64 / requests.max(1) as f64
         }),
+        served_bytes_per_request: origin_log.map(|_| served as f64 / requests.max(1) as f64),
     })
 }
 
@@ -213,7 +259,12 @@ impl Plans {
     fn new(base: &BaseUrl, w: &Workload, dynamic: Option<&Workload>) -> Result<Plans> {
         let plan = |w: &Workload| {
             let paths = w.paths.iter().map(|p| base.join(p)).collect();
-            Plan::flat(paths, w.stream.iter().copied())
+            let plan = Plan::flat(paths, w.stream.iter().copied())?;
+            if w.shapes.is_empty() {
+                Ok(plan)
+            } else {
+                plan.with_shapes(w.shapes.clone())
+            }
         };
         Ok(Plans { main: plan(w)?, dynamic: dynamic.map(plan).transpose()? })
     }

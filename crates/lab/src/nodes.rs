@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::child::{self, Group};
-use crate::cpu_time::cpu_seconds;
+use crate::cpu_time::group_cpu_seconds;
 use crate::error::{Context, Result};
 use crate::launcher::{free_local_addresses, Launcher};
 use crate::load_report::{self, NodeCounters};
@@ -168,8 +168,9 @@ impl Nodes {
             .collect()
     }
 
-    /// CPU seconds the nodes have used so far, all together.
+    /// CPU seconds the nodes have used so far, all together (with what each forked, as
+    /// the caches of other systems do: Varnish's cache process, nginx's workers).
     pub fn cpu_seconds(&self) -> f64 {
-        self.group.children.iter().map(|c| cpu_seconds(c.pid())).sum()
+        self.group.children.iter().map(|c| group_cpu_seconds(c.pid())).sum()
     }
 }

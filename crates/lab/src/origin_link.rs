@@ -112,6 +112,27 @@ pub fn prepare(link: Option<&OriginLink>, port: u16) -> Result<()> {
     Ok(())
 }
 
+/// Bytes the origin's replies have put on the link so far (the shaping class's counter:
+/// what crossed it, TCP/IP headers included, never what an aborted reply left behind in a
+/// socket).
+pub fn sent_bytes() -> Result<u64> {
+    let argv = ["tc", "-s", "class", "show", "dev", "lo", "classid", "1:1"].map(String::from);
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .output()
+        .map_err(|e| LabError::Invalid(format!("running tc: {e} (iproute2 is needed)")))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    parse_sent(&text).ok_or_else(|| {
+        LabError::Invalid(format!("`{}` gave no byte count: {}", argv.join(" "), text.trim()))
+    })
+}
+
+/// The N of the first `Sent N bytes` in `tc -s` output.
+fn parse_sent(text: &str) -> Option<u64> {
+    let rest = &text[text.find("Sent ")? + 5..];
+    rest.split_whitespace().next()?.parse().ok()
+}
+
 fn run(argv: &[String]) -> Result<()> {
     let out = Command::new(&argv[0])
         .args(&argv[1..])
@@ -156,5 +177,13 @@ mod tests {
         assert!(cmds[2].ends_with("bfifo limit 524288"), "{cmds:?}");
         assert!(cmds[3].ends_with("match ip sport 8123 0xffff flowid 1:1"), "{cmds:?}");
         assert!(link.describe().contains("160 Mbit/s (20.0 MB/s)"), "{}", link.describe());
+    }
+
+    #[test]
+    fn the_link_counts_what_crossed_it() {
+        let shown = "class htb 1:1 root prio 0 rate 400Mbit ceil 400Mbit burst 1600b cburst 1600b \n                      Sent 123456789 bytes 4567 pkt (dropped 0, overlimits 0 requeues 0) \n";
+        assert_eq!(parse_sent(shown), Some(123_456_789));
+        assert_eq!(parse_sent("class htb 1:1 root"), None);
+        assert_eq!(parse_sent(" Sent many bytes"), None);
     }
 }

@@ -19,6 +19,7 @@ use crate::origin_link::OriginLink;
 use crate::profile::{self, Profile};
 use crate::report::Report;
 use crate::scenario::ScenarioKind;
+use crate::video::LargeObjects;
 use crate::workload::{Content, DynCost, WorkloadKind};
 use trace::{FlashCrowd, MembershipEvent};
 
@@ -133,6 +134,8 @@ pub struct ExperimentPlan {
     pub varnish: Option<PathBuf>,
     /// origin: the limited link to the origin (None: unshaped loopback).
     pub origin_link: Option<OriginLink>,
+    /// origin: the large-object workloads' objects and ranges.
+    pub large: LargeObjects,
     /// Give every front-end node weights proportional to the nodes' caches (HAProxy's,
     /// nginx's, Varnish's and larder route's own weights) instead of equal ones; larder
     /// route's placement policies keep equal weights, as their shares already follow the
@@ -192,6 +195,7 @@ impl Default for ExperimentPlan {
             nginx: None,
             varnish: None,
             origin_link: None,
+            large: LargeObjects::default(),
             weigh_by_cache: false,
             store_dir: None,
             scenarios: Vec::new(),
@@ -321,6 +325,26 @@ impl ExperimentPlan {
         }
         if profile.origin && workloads.iter().any(|w| w.content == Content::Dynamic) {
             invalid!("the origin experiment serves files (static or trace workloads), not views");
+        }
+        let large = |w: &WorkloadKind| matches!(w.content, Content::Video | Content::VideoCrowd);
+        if !profile.origin && workloads.iter().any(large) {
+            invalid!(
+                "the video workloads are the origin experiment's (large objects from an origin)"
+            );
+        }
+        if let Some(a) = systems.iter().find_map(|s| match s {
+            System::Anchor(a) if a.caches() && !workloads.iter().all(large) => Some(*a),
+            _ => None,
+        }) {
+            invalid!("{a} is a caching cluster of its own: it runs on the video workloads only");
+        }
+        if self.hosts.is_some()
+            && systems.iter().any(|s| matches!(s, System::Anchor(a) if a.caches()))
+        {
+            invalid!("the caching clusters (varnish-cluster, nginx-slice) run on loopback only, not with --hosts");
+        }
+        if self.large.objects < 2 {
+            invalid!("--large-objects must be at least 2");
         }
         let origin = if profile.origin {
             let Some(nginx) = tools.nginx.clone() else {

@@ -48,6 +48,9 @@ pub struct Row {
     /// Caching nodes: bytes the origin sent per client request.
     #[serde(default)]
     pub origin_bytes_per_request: Option<f64>,
+    /// Large objects: body bytes served per client request.
+    #[serde(default)]
+    pub served_bytes_per_request: Option<f64>,
 }
 
 /// Rows of one (workload, connections) group, by system in first-seen order.
@@ -105,10 +108,17 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
         let origin = systems
             .iter()
             .any(|(_, runs)| runs.iter().any(|r| r.origin_bytes_per_request.is_some()));
+        let served = systems
+            .iter()
+            .any(|(_, runs)| runs.iter().any(|r| r.served_bytes_per_request.is_some()));
         let mut head = format!(
             "| system | req/s | × {base_name} | hit ratio | mean ms | p99 ms | errors | disk MB/s | CPU µs/req router · nodes · client |"
         );
         let mut rule = "|---|---:|---:|---:|---:|---:|---:|---:|---|".to_string();
+        if served {
+            head.push_str(" MB/s served |");
+            rule.push_str("---:|");
+        }
         if ramp {
             head.push_str(" users sustained |");
             rule.push_str("---:|");
@@ -141,6 +151,12 @@ pub fn render_table(rows: &[Row], baseline: &str) -> String {
                 median(runs, |r| r.cpu_us_nodes),
                 median(runs, |r| r.cpu_us_client),
             );
+            if served {
+                let rate = optional(runs, |r| {
+                    r.served_bytes_per_request.map(|b| b * r.throughput_rps / 1e6)
+                });
+                let _ = write!(out, " {} |", rate.map_or("–".into(), |m| format!("{m:.1}")));
+            }
             if ramp {
                 let users = optional(runs, |r| r.users_sustained.map(f64::from));
                 let _ = write!(out, " {} |", users.map_or("–".into(), |u| format!("{u:.0}")));
@@ -270,6 +286,7 @@ mod tests {
             picks_on_holders: None,
             origin_requests_per_request: None,
             origin_bytes_per_request: None,
+            served_bytes_per_request: None,
         }
     }
 
@@ -362,6 +379,36 @@ mod tests {
             "{c:?}"
         );
         assert!(!render_table(&rows[..0], "wrr").contains("origin"));
+    }
+
+    #[test]
+    fn large_objects_are_judged_against_the_varnish_cluster() {
+        let large = |system: &str, rps: f64, kib: f64| Row {
+            workload: "video".into(),
+            origin_requests_per_request: Some(kib / 1024.0),
+            origin_bytes_per_request: Some(kib * 1024.0),
+            served_bytes_per_request: Some(8.0 * 1024.0 * 1024.0),
+            ..row(system, 0, rps)
+        };
+        let rows = [
+            large("varnish-cluster", 100.0, 2000.0),
+            large("nginx-slice", 110.0, 1500.0),
+            large("lard-r", 140.0, 1000.0),
+        ];
+        let t = render_table(&rows, "varnish-cluster");
+        assert!(t.contains("| MB/s served |"), "{t}");
+        assert!(t.contains("| 1174.4 |"), "{t}");
+        let c = origin_claims(&rows);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(
+            c[0].contains(
+                "lard-r/varnish-cluster throughput 1.40x (>= 1.3: holds), origin bytes 0.500x varnish-cluster's (<= 1: holds)"
+            ),
+            "{c:?}"
+        );
+        let slower = [large("varnish-cluster", 100.0, 1000.0), large("lard-r", 120.0, 1001.0)];
+        let c = origin_claims(&slower);
+        assert!(c[0].contains("1.20x (>= 1.3: FAILS)") && c[0].contains("(<= 1: FAILS)"), "{c:?}");
     }
 
     #[test]

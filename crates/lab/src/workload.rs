@@ -16,9 +16,12 @@ use std::str::FromStr;
 
 use trace::{generate, load_workload, served_url, LoadOptions, Popularity, SizeMix};
 
+use bench::plan::RequestShape;
+
 use crate::error::{Context, LabError, Result};
 use crate::report::Report;
 use crate::store;
+use crate::video::{self, LargeObjects};
 
 /// Requests in a generated stream; the load generator cycles through it.
 pub const STREAM_REQUESTS: u64 = 1_000_000;
@@ -37,6 +40,10 @@ pub enum Content {
     Static,
     Dynamic,
     Trace,
+    /// Large objects fetched whole and by ranges ([`crate::video`]).
+    Video,
+    /// A cold crowd on the largest of them.
+    VideoCrowd,
 }
 
 /// One of the workloads `--workloads` names.
@@ -63,10 +70,12 @@ impl FromStr for WorkloadKind {
             "dynamic-uniform" => (Content::Dynamic, false),
             "dynamic-zipf" => (Content::Dynamic, true),
             "trace" => (Content::Trace, false),
+            "video" => (Content::Video, true),
+            "video-crowd" => (Content::VideoCrowd, false),
             _ => {
                 return Err(format!(
                     "{s:?}: expected static-uniform, static-zipf, dynamic-uniform, \
-                     dynamic-zipf or trace"
+                     dynamic-zipf, trace, video or video-crowd"
                 ))
             }
         };
@@ -81,6 +90,8 @@ impl fmt::Display for WorkloadKind {
             Content::Static => write!(f, "static-{popularity}"),
             Content::Dynamic => write!(f, "dynamic-{popularity}"),
             Content::Trace => f.write_str("trace"),
+            Content::Video => f.write_str("video"),
+            Content::VideoCrowd => f.write_str("video-crowd"),
         }
     }
 }
@@ -112,6 +123,8 @@ pub struct Sizing {
     pub dyn_cost: DynCost,
     pub alpha: f64,
     pub seed: u64,
+    /// The large-object workloads' shape.
+    pub large: LargeObjects,
 }
 
 /// A workload ready to run: the nodes' docroot and flags, and the requests.
@@ -129,17 +142,31 @@ pub struct Workload {
     pub objects: u64,
     /// The largest object.
     pub largest_bytes: u64,
+    /// Per path, what is asked and the answer it needs (empty: whole GETs).
+    pub shapes: Vec<RequestShape>,
+    /// A path that answers without fetching a measured object (None: the first request's).
+    pub probe: Option<String>,
+    /// Measured cold: no warm-up (a flash crowd).
+    pub cold: bool,
 }
 
 impl Workload {
     /// A path that answers 200 quickly, to see that a front-end is up.
     pub fn probe_path(&self) -> &str {
-        &self.paths[self.stream[0] as usize]
+        self.probe.as_deref().unwrap_or(&self.paths[self.stream[0] as usize])
+    }
+
+    /// Whether its objects are large ones, cached as slices and counted at the origin.
+    pub fn large(&self) -> bool {
+        matches!(self.kind.content, Content::Video | Content::VideoCrowd)
     }
 
     /// Flags of a node caching this workload's files from an origin: every file small
-    /// enough to be cached.
+    /// enough to be cached whole; large objects as slices, by the node's defaults.
     pub fn caching_node_args(&self) -> Vec<String> {
+        if self.large() {
+            return Vec::new();
+        }
         vec!["--max-cached-file-kb".into(), self.largest_bytes.div_ceil(1024).max(1).to_string()]
     }
 }
@@ -173,6 +200,9 @@ pub fn build(
                 dataset_bytes: w.dataset_bytes(),
                 objects: w.targets.len() as u64,
                 largest_bytes: sizing.file_bytes,
+                shapes: Vec::new(),
+                probe: None,
+                cold: false,
             })
         }
         Content::Dynamic => {
@@ -210,6 +240,9 @@ pub fn build(
                 dataset_bytes: u64::from(views) * sizing.view_bytes,
                 objects: u64::from(views),
                 largest_bytes: sizing.view_bytes,
+                shapes: Vec::new(),
+                probe: None,
+                cold: false,
             })
         }
         Content::Trace => {
@@ -240,6 +273,27 @@ pub fn build(
                 dataset_bytes: w.dataset_bytes(),
                 objects: w.targets.len() as u64,
                 largest_bytes: largest,
+                shapes: Vec::new(),
+                probe: None,
+                cold: false,
+            })
+        }
+        Content::Video | Content::VideoCrowd => {
+            let crowd = kind.content == Content::VideoCrowd;
+            let b =
+                video::build(&sizing.large, crowd, sizing.alpha, sizing.seed, store_root, report)?;
+            Ok(Workload {
+                kind,
+                docroot: b.docroot,
+                node_args: Vec::new(),
+                paths: b.paths,
+                stream: b.stream,
+                dataset_bytes: b.dataset_bytes,
+                objects: b.objects,
+                largest_bytes: b.largest_bytes,
+                shapes: b.shapes,
+                probe: Some(video::PROBE_PATH.into()),
+                cold: crowd,
             })
         }
     }
@@ -280,7 +334,15 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for name in ["static-uniform", "static-zipf", "dynamic-uniform", "dynamic-zipf", "trace"] {
+        for name in [
+            "static-uniform",
+            "static-zipf",
+            "dynamic-uniform",
+            "dynamic-zipf",
+            "trace",
+            "video",
+            "video-crowd",
+        ] {
             assert_eq!(name.parse::<WorkloadKind>().unwrap().to_string(), name);
         }
         assert!("static".parse::<WorkloadKind>().is_err());

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bench::{parse_duration, RampSpec};
-use lab::{Connections, DynCost, ExperimentPlan, Kind, OriginLink, Ramp, System, WorkloadKind};
+use lab::{
+    Connections, DynCost, ExperimentPlan, Kind, LargeObjects, OriginLink, Ramp, System,
+    WorkloadKind,
+};
 
 use crate::cmd::hosts::HostsArgs;
 use crate::console::Console;
@@ -29,8 +32,9 @@ pub struct Args {
     #[arg(value_enum, default_value = "locality")]
     kind: Kind,
     /// Workloads, comma separated: static-uniform, static-zipf, dynamic-uniform,
-    /// dynamic-zipf, trace (needs --trace) [default: dynamic-uniform,static-uniform;
-    /// classes: static-uniform].
+    /// dynamic-zipf, trace (needs --trace); origin also video (large objects, whole and
+    /// by ranges, Zipf) and video-crowd (a cold crowd on the largest) [default:
+    /// dynamic-uniform,static-uniform; classes: static-uniform].
     #[arg(long, value_delimiter = ',')]
     workloads: Vec<WorkloadKind>,
     /// Access log (Common/Combined Log Format) for the `trace` workload.
@@ -40,8 +44,10 @@ pub struct Args {
     /// lard, lard-r, hacc, class; lard, lard-r and hacc place targets alike on every
     /// router, POLICY/per-router keeps each router's own table instead, and hacc@N fixes
     /// HACC's subtrees at N directory levels), haproxy,
-    /// nginx [default: wrr,least,hash,bounded,lard,lard-r,hacc,haproxy,nginx; classes:
-    /// rr,class]. An anchor that is not installed is skipped with a warning. A system
+    /// nginx; on the video workloads also the caching clusters varnish-cluster (Varnish
+    /// instances sharded by a front Varnish's shard director) and nginx-slice (nginx
+    /// proxy_cache with its slice module behind nginx's consistent hash) [default:
+    /// wrr,least,hash,bounded,lard,lard-r,hacc,haproxy,nginx; classes: rr,class]. An anchor that is not installed is skipped with a warning. A system
     /// listed twice runs twice, the second time named NAME#2 (e.g. lard,lard-r,lard): an
     /// A/A control whose ratio to the first is the noise of the measurement itself.
     #[arg(long, value_delimiter = ',')]
@@ -149,6 +155,17 @@ pub struct Args {
     /// origin: the link's queue in KiB (beyond it, packets are dropped).
     #[arg(long, value_name = "KB", default_value_t = 1024)]
     origin_queue_kb: u64,
+    /// origin, video workloads: distinct large objects (2–64 MiB, sizes spaced evenly on a
+    /// log scale).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    large_objects: u32,
+    /// origin, video workloads: share of the requests that ask for a byte range (the rest
+    /// fetch whole objects).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
+    range_share: f64,
+    /// origin, video workloads: size of a range request in KiB.
+    #[arg(long, value_name = "KB", default_value_t = 1024)]
+    range_kb: u64,
     /// Weigh every front-end's nodes by their caches (HAProxy, nginx, Varnish, larder's
     /// wrr and hash; lard, lard-r and hacc weigh the capacities nodes report already).
     #[arg(long)]
@@ -227,6 +244,11 @@ impl Args {
             origin_link: self
                 .origin_mbit
                 .map(|mbit| OriginLink { mbit, queue_kb: self.origin_queue_kb }),
+            large: LargeObjects {
+                objects: self.large_objects,
+                range_share: self.range_share,
+                range_bytes: self.range_kb << 10,
+            },
             weigh_by_cache: self.weigh_by_cache,
             store_dir: self.store_dir,
             scenarios: self.scenarios,
