@@ -326,6 +326,40 @@ pub(crate) fn parse_request(
     Ok(Some(len))
 }
 
+/// [`parse_request`] for a head whose fields another protocol has already parsed and
+/// checked (an HTTP/2 request's: valid names, values and target), read into `req` without
+/// writing it out as HTTP/1.1 text first. `head_bytes` is the length that text would
+/// have. `None` when the head is not within the limits every field count, size and Host
+/// rule of [`parse_request`] checks: the caller then writes the text and parses it, which
+/// gives the exact rejection.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn read_parsed_request<'a, I>(
+    method: &str,
+    target: &str,
+    fields: impl Fn() -> I,
+    head_bytes: usize,
+    client: &[u8],
+    limits: &http1::Limits,
+    via: &str,
+    req: &mut Request,
+) -> Option<Result<(), Rejection>>
+where
+    I: Iterator<Item = (&'a str, &'a [u8])>,
+{
+    let (mut count, mut hosts) = (0, 0);
+    for (name, _) in fields() {
+        count += 1;
+        hosts += usize::from(name.eq_ignore_ascii_case("host"));
+    }
+    let within = count <= limits.max_headers
+        && head_bytes <= limits.max_header_bytes
+        && target.len() <= limits.max_uri_len;
+    if !within || hosts != 1 {
+        return None;
+    }
+    Some(rewrite_request(method, target, 1, fields, client, via, req))
+}
+
 /// Check a parsed request's framing and fill `req` with what the router keeps of it.
 fn rewrite_request<'a, I>(
     method: &str,

@@ -113,6 +113,9 @@ fn read_request(
     settings: &Settings,
     req: &mut Request,
 ) -> Result<(), Rejection> {
+    if let Some(read) = read_plain_request(parts, has_body, client, settings, req) {
+        return read;
+    }
     let mut text = Vec::with_capacity(512);
     let switch_to = extended_connect::protocol(parts);
     let method = if switch_to.is_some() { "GET" } else { parts.method.as_str() };
@@ -150,6 +153,40 @@ fn read_request(
         Some(_) => Ok(()),
         None => Err(Rejection::Head(ParseError::Malformed("incomplete request"))),
     }
+}
+
+/// `read_request` for the usual request (not an extended CONNECT, at most one `Cookie`
+/// field, `:authority` given, within the limits) straight from h2's parsed fields, as
+/// the same head: `None` for any other, which `read_request` writes out and parses.
+fn read_plain_request(
+    parts: &http::request::Parts,
+    has_body: bool,
+    client: &[u8],
+    settings: &Settings,
+    req: &mut Request,
+) -> Option<Result<(), Rejection>> {
+    let authority = parts.uri.authority()?.as_str();
+    if parts.method == http::Method::CONNECT
+        || parts.headers.get_all(http::header::COOKIE).iter().nth(1).is_some()
+    {
+        return None;
+    }
+    let method = parts.method.as_str();
+    let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let target = if target.is_empty() { "/" } else { target };
+    let chunked = has_body && !parts.headers.contains_key(http::header::CONTENT_LENGTH);
+    let te: &[(&str, &[u8])] = if chunked { &[("transfer-encoding", b"chunked")] } else { &[] };
+    let fields = || {
+        let host = std::iter::once(("host", authority.as_bytes()));
+        let rest = parts.headers.iter().filter(|(name, _)| *name != http::header::HOST);
+        host.chain(rest.map(|(name, value)| (name.as_str(), value.as_bytes())))
+            .chain(te.iter().copied())
+    };
+    // The length of the head as text: request line, fields, blank line.
+    let line = method.len() + 1 + target.len() + b" HTTP/1.1\r\n".len();
+    let head_bytes = fields().fold(line + 2, |n, (name, value)| n + name.len() + value.len() + 4);
+    let (limits, via) = (&settings.head_limits, &settings.config.via);
+    head::read_parsed_request(method, target, fields, head_bytes, client, limits, via, req)
 }
 
 fn push_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
@@ -491,16 +528,20 @@ impl Stream {
 /// HTTP/2: the status and every field but the connection-specific ones.
 fn client_head(head: &[u8], max_headers: usize) -> Option<http::Response<()>> {
     // The rewrite adds a few fields of its own to the node's.
-    let mut fields = vec![httparse::EMPTY_HEADER; max_headers + 8];
-    let mut parsed = httparse::Response::new(&mut fields);
-    parsed.parse(head).ok()?;
-    let mut response = http::Response::builder().status(parsed.code?);
-    for field in parsed.headers.iter() {
-        if !HOP_BY_HOP.iter().any(|h| field.name.eq_ignore_ascii_case(h)) {
-            response = response.header(field.name, field.value);
+    let mut slots = http1::HeaderSlots::new();
+    let limits = http1::ResponseLimits { max_head_bytes: usize::MAX, max_fields: max_headers + 8 };
+    let parsed = http1::parse_response_head(head, &mut slots, &limits).ok()??;
+    let mut response = http::Response::new(());
+    *response.status_mut() = http::StatusCode::from_u16(parsed.status).ok()?;
+    let headers = response.headers_mut();
+    headers.reserve(parsed.fields().size_hint().0);
+    for (name, value) in parsed.fields() {
+        if !HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+            let name = http::HeaderName::from_bytes(name.as_bytes()).ok()?;
+            headers.append(name, http::HeaderValue::from_bytes(value).ok()?);
         }
     }
-    response.body(()).ok()
+    Some(response)
 }
 
 /// Send the client's body to the node as it arrives (chunked when it came without a
@@ -588,10 +629,14 @@ async fn relay_response<N: AsyncRead + Unpin>(
                     return Err(BodyFault::Source(None));
                 }
                 let take = (buf.len() as u64).min(left) as usize;
-                send_bytes(send, &buf.filled()[..take], timeout).await?;
-                buf.consume(take);
                 left -= take as u64;
+                // The last bytes end the stream in their own DATA frame.
+                send_bytes(send, &buf.filled()[..take], left == 0, timeout).await?;
+                buf.consume(take);
                 sent += take as u64;
+            }
+            if n > 0 {
+                return Ok(sent);
             }
         }
         BodyFraming::UntilClose => loop {
@@ -599,7 +644,7 @@ async fn relay_response<N: AsyncRead + Unpin>(
                 break;
             }
             let take = buf.len();
-            send_bytes(send, buf.filled(), timeout).await?;
+            send_bytes(send, buf.filled(), false, timeout).await?;
             buf.consume(take);
             sent += take as u64;
         },
@@ -613,7 +658,8 @@ async fn relay_response<N: AsyncRead + Unpin>(
                     decoder.feed(buf.filled()).map_err(|_| BodyFault::Source(None))?;
                 match event {
                     ChunkEvent::Data { start, len } => {
-                        send_bytes(send, &buf.filled()[start..start + len], timeout).await?;
+                        let data = &buf.filled()[start..start + len];
+                        send_bytes(send, data, false, timeout).await?;
                         sent += len as u64;
                         buf.consume(used);
                     }
@@ -677,10 +723,12 @@ async fn refill<N: AsyncRead + Unpin>(
 }
 
 /// Send `data` on the stream as the client's window grants room: never more than the
-/// stream is given, so nothing piles up behind a slow reader.
+/// stream is given, so nothing piles up behind a slow reader. With `last`, the frame
+/// carrying its final bytes ends the stream (no empty frame after it).
 async fn send_bytes(
     send: &mut SendStream<Bytes>,
     mut data: &[u8],
+    last: bool,
     timeout: Duration,
 ) -> Result<(), BodyFault> {
     while !data.is_empty() {
@@ -698,8 +746,9 @@ async fn send_bytes(
             continue;
         }
         let piece = Bytes::copy_from_slice(&data[..n]);
-        send.send_data(piece, false).map_err(|_| BodyFault::Sink)?;
         data = &data[n..];
+        let end = last && data.is_empty();
+        send.send_data(piece, end).map_err(|_| BodyFault::Sink)?;
     }
     Ok(())
 }

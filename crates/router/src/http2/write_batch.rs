@@ -6,9 +6,13 @@
 //! frames of one turn (every stream task that ran before the connection's task) are
 //! gathered, up to `http2.write_batch_bytes`, and go out together at the connection's
 //! next turn: a flush in the turn that wrote them wakes the task again and returns, the
-//! first flush of a later turn writes them. The gathered bytes are freed once written, so
-//! an idle connection holds none.
+//! first flush of a later turn writes them. The gathered bytes are given up once written,
+//! so an idle connection holds none: the buffer goes to its thread's spare (one per
+//! thread), which the next connection to gather on that thread takes. Under load the turn
+//! that writes a batch out usually gathers the next one, and a buffer of tens of KiB freed
+//! and allocated again every turn costs the allocator a consolidation each time.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::io;
 use std::io::IoSlice;
@@ -18,6 +22,26 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+thread_local! {
+    /// The buffer of the last batch written out on this thread and not yet taken again.
+    static SPARE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// Keep `buf` (emptied) as this thread's spare; of it and the spare before, the larger
+/// is kept and the other freed.
+fn keep_spare(mut buf: Vec<u8>) {
+    buf.clear();
+    SPARE.with(|spare| {
+        let before = spare.take();
+        spare.set(if before.capacity() > buf.capacity() { before } else { buf });
+    });
+}
+
+/// This thread's spare buffer (empty, and of no capacity when there is none).
+fn take_spare() -> Vec<u8> {
+    SPARE.with(Cell::take)
+}
 
 /// The turns of one connection's task, counted: shared by the task (`Turns::counting`)
 /// and its writer.
@@ -83,7 +107,7 @@ impl<S: AsyncWrite + Unpin> WriteBatch<S> {
             }
             self.written += n;
         }
-        self.buf = Vec::new();
+        keep_spare(std::mem::take(&mut self.buf));
         self.written = 0;
         self.put_off_in = None;
         Poll::Ready(Ok(()))
@@ -104,6 +128,7 @@ impl<S: AsyncWrite + Unpin> WriteBatch<S> {
             }
         }
         if self.buf.capacity() == 0 {
+            self.buf = take_spare();
             self.buf.reserve(self.max.min(len.max(16 * 1024)));
         }
         for b in bufs {
@@ -246,6 +271,29 @@ mod tests {
         let mut none = WriteBatch::new(Writes::default(), 0, Turns::default());
         assert_eq!(write(&mut none, &mut cx, b"xy"), 1);
         assert_eq!(none.inner.0, vec![b"x".to_vec()], "0 writes through");
+    }
+
+    #[test]
+    fn a_written_batch_buffer_is_taken_by_the_next_to_gather_on_its_thread() {
+        let (waker, _) = futures_like_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut a = WriteBatch::new(Writes::default(), 64, Turns::default());
+        let mut b = WriteBatch::new(Writes::default(), 64, Turns::default());
+        write(&mut a, &mut cx, b"one");
+        write(&mut b, &mut cx, b"two");
+        let (first, second) = (a.buf.as_ptr(), b.buf.as_ptr());
+        assert!(matches!(Pin::new(&mut a).poll_shutdown(&mut cx), Poll::Ready(Ok(()))));
+        assert!(matches!(Pin::new(&mut b).poll_shutdown(&mut cx), Poll::Ready(Ok(()))));
+        assert_eq!(a.buf.capacity() + b.buf.capacity(), 0, "written-out batches hold nothing");
+        let spare = take_spare();
+        assert!(spare.as_ptr() == second && spare.is_empty(), "one spare kept, the last");
+        assert_ne!(first, second);
+        assert_eq!(take_spare().capacity(), 0, "only one");
+        keep_spare(spare);
+        let mut c = WriteBatch::new(Writes::default(), 64, Turns::default());
+        write(&mut c, &mut cx, b"three");
+        assert_eq!(c.buf.as_ptr(), second, "the spare is taken by the next to gather");
+        assert_eq!(take_spare().capacity(), 0);
     }
 
     /// A waker that counts its wakes.
