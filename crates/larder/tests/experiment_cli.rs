@@ -151,11 +151,12 @@ fn up_bench_compares_the_policies() {
 
 #[test]
 fn bad_arguments_are_refused_before_anything_starts() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--cache-mb", "16,0"], "at least 1 MiB"),
         (&["--pin", "0"], "--pin gives 1 CPUs for 4 nodes"),
         (&["--pin", "0,0,0,999"], "does not exist"),
-        (&["--workloads", "video"], "expected static-uniform"),
+        (&["--workloads", "movies"], "expected static-uniform"),
+        (&["--workloads", "video"], "the origin experiment's"),
         (&["--systems", "envoy"], "expected a policy"),
         (&["--rounds", "0"], "must be above 0"),
     ];
