@@ -39,21 +39,5 @@ for _ in $(seq 1 100); do
 done
 [ -n "$port" ] || { echo "the floor server did not start" >&2; exit 1; }
 
-PYTHONPATH="$here" python3 - "$server" "$port" "$CONNECTIONS" "$PROTOCOL" <<'PY'
-import sys
-from idle_clients import open_idle, raise_fd_limit, settled_rss, warm_up
-pid, port, n, protocol = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-raise_fd_limit()
-warm_up(port, protocol)
-idle = settled_rss(pid, 3.0)
-conns = open_idle(port, n, protocol)
-with_open = settled_rss(pid, 3.0)
-for s in conns:
-    s.close()
-after = settled_rss(pid, 3.0)
-print(f"connections            {n} ({protocol}, bare h2 server)")
-print(f"RSS idle               {idle / 1024:.1f} MiB")
-print(f"RSS with all open      {with_open / 1024:.1f} MiB")
-print(f"RSS after close        {after / 1024:.1f} MiB")
-print(f"per idle connection    {(with_open - idle) * 1024 / n / 1000:.1f} KB")
-PY
+PYTHONPATH="$here" python3 -c 'import sys; from idle_clients import measure_idle_cost as m; m(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], ", bare h2 server")' \
+    "$server" "$port" "$CONNECTIONS" "$PROTOCOL"

@@ -26,26 +26,7 @@ small_docroot
 start_larder_node "$larder" "$work/www"
 start_idle_route "$larder" "$PROTOCOL" --threads "$THREADS"
 
-# The client, in Python: warm-up, then the connections (one GET each, left open), then
+# The client, in Python (bench/idle_clients.py): warm-up, then the connections (one GET each, left open), then
 # closing them; the router's RSS read at each step once it has stopped moving.
-PYTHONPATH="$here" python3 - "$router" "$client_port" "$CONNECTIONS" "$PROTOCOL" <<'EOF'
-import sys
-from idle_clients import open_idle, raise_fd_limit, settled_rss, warm_up
-pid, port, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-protocol = sys.argv[4]
-raise_fd_limit()
-# Quiet for 3 s: the router returns freed memory within a second or two of a burst.
-warm_up(port, protocol)
-idle = settled_rss(pid, 3.0)
-conns = open_idle(port, n, protocol)
-with_open = settled_rss(pid, 3.0)
-for s in conns:
-    s.close()
-after = settled_rss(pid, 3.0)
-print(f"connections            {n} ({protocol})")
-print(f"RSS idle               {idle / 1024:.1f} MiB")
-print(f"RSS with all open      {with_open / 1024:.1f} MiB")
-print(f"RSS after close        {after / 1024:.1f} MiB")
-print(f"per idle connection    {(with_open - idle) * 1024 / n / 1000:.1f} KB")
-print(f"after close / idle     {after / idle:.2f}")
-EOF
+PYTHONPATH="$here" python3 -c 'import sys; from idle_clients import measure_idle_cost as m; m(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], "")' \
+    "$router" "$client_port" "$CONNECTIONS" "$PROTOCOL"

@@ -137,3 +137,24 @@ def open_idle(port, n, protocol="http1"):
         get(s)
         conns.append(s)
     return conns
+
+
+def measure_idle_cost(pid, port, n, protocol, what=""):
+    """One burst of `n` idle connections to the server `pid` on `port`: its RSS settled
+    before, with all open and after all closed, and the cost per idle connection
+    (bench/idle-connections.sh, bench/h2-idle-floor.sh)."""
+    raise_fd_limit()
+    # Quiet for 3 s: the router returns freed memory within a second or two of a burst.
+    warm_up(port, protocol)
+    idle = settled_rss(pid, 3.0)
+    conns = open_idle(port, n, protocol)
+    with_open = settled_rss(pid, 3.0)
+    for s in conns:
+        s.close()
+    after = settled_rss(pid, 3.0)
+    print(f"connections            {n} ({protocol}{what})")
+    print(f"RSS idle               {idle / 1024:.1f} MiB")
+    print(f"RSS with all open      {with_open / 1024:.1f} MiB")
+    print(f"RSS after close        {after / 1024:.1f} MiB")
+    print(f"per idle connection    {(with_open - idle) * 1024 / n / 1000:.1f} KB")
+    print(f"after close / idle     {after / idle:.2f}")
