@@ -71,18 +71,21 @@ wait_port "$sink_port"
 
 # Two routers: one in front of the node (downloads), one in front of the sink (uploads),
 # each with a plain and a TLS listener.
+# Sets $plain and $tls; run in this shell (not in a subshell), so the routers' pids reach
+# $pids and the exit trap stops them.
 routes() {
-    local backend=$1 plain tls
+    local backend=$1
     plain=$(free_port)
     tls=$(free_port)
     start_larder_route "$larder" "$plain" --node "127.0.0.1:$backend" --threads 1 \
         --tls-listen "127.0.0.1:$tls" --tls-cert "$certs/localhost.pem" \
         --tls-key "$certs/localhost.key" --max-body-bytes $((16 << 20))
     wait_port "$tls"
-    echo "$plain $tls"
 }
-read -r get_plain get_tls < <(routes "$node_port")
-read -r up_plain up_tls < <(routes "$sink_port")
+routes "$node_port"
+get_plain=$plain get_tls=$tls
+routes "$sink_port"
+up_plain=$plain up_tls=$tls
 
 failed=0
 # check NAME OK: print the line, count a failure.
