@@ -125,13 +125,16 @@ bandwidth() {
         q = int(s * p + 0.5); if (q < 1000) q = 1000; print q, p }'
 }
 
+# For `sh -c "$ENTER" sh DIR CMD...`: the shell moves itself into the cgroup DIR, then
+# becomes CMD.
+ENTER='echo $$ >"$1/cgroup.procs" && shift && exec "$@"'
+
 # in_cgroup NAME CMD...: CMD in the run's cgroup NAME (made if missing, uncapped).
 in_cgroup() {
     local dir="$CGROUP/$1"
     shift
     mkdir -p "$dir"
-    # The shell moves itself into the cgroup, then becomes CMD.
-    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$dir" "$@"
+    sh -c "$ENTER" sh "$dir" "$@"
 }
 
 # capped NAME SHARE CMD...: CMD in the background in a cgroup of its own capped at SHARE
@@ -150,7 +153,7 @@ capped() {
     fi
     # Started directly (not through a function, which would fork a shell of its own):
     # $! is then the process itself, to signal and to measure.
-    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$dir" "$@" &
+    sh -c "$ENTER" sh "$dir" "$@" &
     capped_pid=$!
     pids+=("$capped_pid")
 }

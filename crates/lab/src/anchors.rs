@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Context, LabError, Result};
+use crate::nginx_conf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Anchor {
@@ -209,15 +210,13 @@ pub fn command(
             )
         }
         Anchor::Nginx | Anchor::NginxSlice => {
-            let d = dir.display();
+            let (d, temps) = (dir.display(), nginx_conf::temp_paths(dir));
             (
                 dir.join("nginx.conf"),
                 format!(
                     "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
                      error_log stderr warn;\nevents {{ worker_connections 20000; }}\n\
-                     http {{\n    access_log off;\n    client_body_temp_path {d}/tmp;\n\
-                     \x20   proxy_temp_path {d}/tmp;\n    fastcgi_temp_path {d}/tmp;\n\
-                     \x20   uwsgi_temp_path {d}/tmp;\n    scgi_temp_path {d}/tmp;\n\
+                     http {{\n    access_log off;\n{temps}\
                      \x20   map $uri $larder_key {{ ~^(/app/[^/]+/[^/]+)/ $1; default $uri; }}\n\
                      \x20   upstream nodes {{\n        hash $larder_key consistent;\n{}\n\
                      \x20       keepalive 128;\n    }}\n\

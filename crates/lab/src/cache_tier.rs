@@ -24,6 +24,7 @@ use crate::anchors::{Anchor, Tools};
 use crate::child::{self, Group};
 use crate::error::{Context, LabError, Result};
 use crate::launcher::{free_local_addresses, Launcher};
+use crate::nginx_conf;
 use crate::nodes::{NodeSpec, Nodes};
 use crate::probe;
 
@@ -122,13 +123,11 @@ fn varnish_vcl(origin: SocketAddr) -> String {
 /// An nginx caching `origin` by 1 MiB slices in at most `cache_mb`, listening on `addr`,
 /// its files in `dir`.
 fn nginx_conf(origin: SocketAddr, addr: SocketAddr, cache_mb: u64, dir: &Path) -> String {
-    let d = dir.display();
+    let (d, temps) = (dir.display(), nginx_conf::temp_paths(dir));
     format!(
         "daemon off;\nmaster_process on;\nuser root;\nworker_processes 1;\npid {d}/nginx.pid;\n\
          error_log stderr warn;\nevents {{ worker_connections 4096; }}\n\
-         http {{\n    access_log off;\n    sendfile on;\n    client_body_temp_path {d}/tmp;\n\
-         \x20   proxy_temp_path {d}/tmp;\n    fastcgi_temp_path {d}/tmp;\n\
-         \x20   uwsgi_temp_path {d}/tmp;\n    scgi_temp_path {d}/tmp;\n\
+         http {{\n    access_log off;\n    sendfile on;\n{temps}\
          \x20   proxy_cache_path {d}/cache levels=1:2 keys_zone=slices:16m max_size={cache_mb}m \
          inactive=1h use_temp_path=off;\n\
          \x20   upstream origin {{\n        server {origin};\n        keepalive 32;\n    }}\n\

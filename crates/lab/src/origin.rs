@@ -12,6 +12,7 @@ use crate::child::{self, Group};
 use crate::error::{Context, LabError, Result};
 use crate::hosts::ORIGIN_HOST;
 use crate::launcher::Launcher;
+use crate::nginx_conf;
 use crate::probe;
 
 /// The origin's log of what it sent, one line per response: the body bytes.
@@ -58,7 +59,7 @@ pub fn sent(dir: &Path) -> Result<Sent> {
 /// nginx's configuration for serving `docroot` on `addr` in the foreground, its files in
 /// `dir`; with `log`, every response's body bytes logged for [`sent`].
 pub fn nginx_conf(docroot: &Path, addr: SocketAddr, dir: &Path, log: bool) -> String {
-    let (root, d) = (docroot.display(), dir.display());
+    let (root, d, temps) = (docroot.display(), dir.display(), nginx_conf::temp_paths(dir));
     let access_log = if log {
         format!("log_format sent '$body_bytes_sent';\n    access_log {d}/sent.log sent;")
     } else {
@@ -69,10 +70,7 @@ pub fn nginx_conf(docroot: &Path, addr: SocketAddr, dir: &Path, log: bool) -> St
          error_log stderr warn;\nevents {{ worker_connections 4096; }}\n\
          http {{\n    {access_log}\n    sendfile on;\n    tcp_nopush on;\n\
          \x20   keepalive_requests 1000000;\n    keepalive_timeout 300s;\n\
-         \x20   default_type application/octet-stream;\n\
-         \x20   client_body_temp_path {d}/tmp;\n    proxy_temp_path {d}/tmp;\n\
-         \x20   fastcgi_temp_path {d}/tmp;\n    uwsgi_temp_path {d}/tmp;\n\
-         \x20   scgi_temp_path {d}/tmp;\n\
+         \x20   default_type application/octet-stream;\n{temps}\
          \x20   server {{\n        listen {addr};\n        root {root};\n\
          \x20       expires 1h;\n    }}\n}}\n"
     )

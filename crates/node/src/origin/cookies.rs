@@ -23,11 +23,8 @@ pub fn split_off_cookies(fields: Vec<Field>) -> (Vec<Field>, Vec<Field>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fields::from_pairs as f;
     use super::*;
-
-    fn f(pairs: &[(&str, &str)]) -> Vec<Field> {
-        pairs.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())).collect()
-    }
 
     #[test]
     fn cookies_are_found_and_split_off_whatever_their_case() {

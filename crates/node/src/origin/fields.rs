@@ -71,31 +71,36 @@ pub fn update(stored: &[Field], update: &[Field]) -> Vec<Field> {
     out
 }
 
+/// Fields from name/value pairs, as tests write them.
+#[cfg(test)]
+pub(super) fn from_pairs(pairs: &[(&str, &str)]) -> Vec<Field> {
+    pairs.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn f(pairs: &[(&str, &str)]) -> Vec<Field> {
-        pairs.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())).collect()
-    }
-
     #[test]
     fn hop_by_hop_dropped_including_connection_named() {
-        let fields = f(&[
+        let fields = from_pairs(&[
             ("Connection", "keep-alive, X-Secret"),
             ("x-secret", "1"),
             ("Transfer-Encoding", "chunked"),
             ("ETag", "\"a\""),
         ]);
-        assert_eq!(end_to_end(&fields), f(&[("ETag", "\"a\"")]));
+        assert_eq!(end_to_end(&fields), from_pairs(&[("ETag", "\"a\"")]));
         assert_eq!(first(&fields, "etag"), Some(&b"\"a\""[..]));
     }
 
     #[test]
     fn update_replaces_named_fields_only() {
-        let stored = f(&[("ETag", "\"a\""), ("Cache-Control", "max-age=1"), ("X-A", "1")]);
-        let upd = f(&[("cache-control", "max-age=9"), ("Content-Length", "0")]);
+        let stored = from_pairs(&[("ETag", "\"a\""), ("Cache-Control", "max-age=1"), ("X-A", "1")]);
+        let upd = from_pairs(&[("cache-control", "max-age=9"), ("Content-Length", "0")]);
         let merged = update(&stored, &upd);
-        assert_eq!(merged, f(&[("ETag", "\"a\""), ("X-A", "1"), ("cache-control", "max-age=9")]));
+        assert_eq!(
+            merged,
+            from_pairs(&[("ETag", "\"a\""), ("X-A", "1"), ("cache-control", "max-age=9")])
+        );
     }
 }

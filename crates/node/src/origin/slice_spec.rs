@@ -94,11 +94,8 @@ pub struct Slice {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fields::from_pairs as fields;
     use super::*;
-
-    fn fields(pairs: &[(&str, &str)]) -> Vec<Field> {
-        pairs.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec())).collect()
-    }
 
     #[test]
     fn a_strong_tag_else_the_date_names_the_copy() {
