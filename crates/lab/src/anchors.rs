@@ -32,16 +32,21 @@ pub enum Anchor {
     /// A caching cluster of its own: nginx instances caching the origin by slices,
     /// behind an nginx front hashing the URL consistently.
     NginxSlice,
+    /// A caching cluster without a front ([`crate::cache_tier`]): every Varnish takes
+    /// clients, its shard director names the owner of a URL, and a non-owner passes the
+    /// request to the owner, which caches the origin.
+    VarnishSelfRouting,
 }
 
 impl Anchor {
-    pub const ALL: [Anchor; 6] = [
+    pub const ALL: [Anchor; 7] = [
         Anchor::Haproxy,
         Anchor::HaproxyConsistent,
         Anchor::Nginx,
         Anchor::Varnish,
         Anchor::VarnishCluster,
         Anchor::NginxSlice,
+        Anchor::VarnishSelfRouting,
     ];
     /// The proxies the locality experiments compare by default.
     pub const PROXIES: [Anchor; 2] = [Anchor::Haproxy, Anchor::Nginx];
@@ -58,18 +63,24 @@ impl Anchor {
             Anchor::Varnish => "varnish",
             Anchor::VarnishCluster => "varnish-cluster",
             Anchor::NginxSlice => "nginx-slice",
+            Anchor::VarnishSelfRouting => "varnish-self-routing",
         }
     }
 
     /// Whether it caches the origin itself, in place of larder's nodes.
     pub fn caches(self) -> bool {
-        matches!(self, Anchor::VarnishCluster | Anchor::NginxSlice)
+        matches!(self, Anchor::VarnishCluster | Anchor::NginxSlice | Anchor::VarnishSelfRouting)
+    }
+
+    /// Whether every cache takes clients itself, with no front-end before them.
+    pub fn self_routing(self) -> bool {
+        self == Anchor::VarnishSelfRouting
     }
 
     /// The routing front-end it runs in front of its nodes.
     fn front(self) -> Anchor {
         match self {
-            Anchor::VarnishCluster => Anchor::Varnish,
+            Anchor::VarnishCluster | Anchor::VarnishSelfRouting => Anchor::Varnish,
             Anchor::NginxSlice => Anchor::Nginx,
             a => a,
         }
@@ -109,7 +120,9 @@ impl Tools {
         match anchor {
             Anchor::Haproxy | Anchor::HaproxyConsistent => self.haproxy.as_ref(),
             Anchor::Nginx | Anchor::NginxSlice => self.nginx.as_ref(),
-            Anchor::Varnish | Anchor::VarnishCluster => self.varnish.as_ref(),
+            Anchor::Varnish | Anchor::VarnishCluster | Anchor::VarnishSelfRouting => {
+                self.varnish.as_ref()
+            }
         }
     }
 
@@ -227,6 +240,11 @@ pub fn command(
                 ),
             )
         }
+        Anchor::VarnishSelfRouting => {
+            return Err(LabError::Invalid(format!(
+                "{anchor} has no front-end: its caches take clients"
+            )))
+        }
         Anchor::Varnish | Anchor::VarnishCluster => {
             if shared {
                 return Err(LabError::Invalid(
@@ -249,7 +267,7 @@ pub fn command(
         Anchor::Nginx | Anchor::NginxSlice => cmd.arg("-c").arg(&file).arg("-p").arg(dir),
         // In the foreground, no jail (it runs as whoever runs the lab), its working
         // directory in the run's, and a little storage: passed responses only pass through.
-        Anchor::Varnish | Anchor::VarnishCluster => cmd
+        Anchor::Varnish | Anchor::VarnishCluster | Anchor::VarnishSelfRouting => cmd
             .args(["-F", "-j", "none", "-s", "malloc,16m", "-a"])
             .arg(addr.to_string())
             .arg("-f")

@@ -14,6 +14,14 @@
 //!   documentation of the slice module shows it. nginx's cache lives in files (the page
 //!   cache holds them); it needs its master process for the cache manager that keeps it
 //!   within `max_size`. The front is nginx's `hash $uri consistent` over them.
+//! - Varnish 7 self-routing (`varnish-self-routing`): the same `varnishd`s with no front;
+//!   every one takes clients, its shard director over all of them names the owner of a
+//!   URL, the owner fetches a miss from the origin and caches it, and a non-owner passes
+//!   the request to the owner, marked so that the owner serves it rather than passing it
+//!   on (one hop at most), as Varnish's own clustering guides set it up.
+//!
+//! With hosts of their own, cache `i` runs on the host of larder's node `i` (`n1`, …),
+//! so each cache has the link a larder node would have.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -25,7 +33,7 @@ use crate::child::{self, Group};
 use crate::error::{Context, LabError, Result};
 use crate::launcher::{free_local_addresses, Launcher};
 use crate::nginx_conf;
-use crate::nodes::{NodeSpec, Nodes};
+use crate::nodes::{self, NodeSpec, Nodes};
 use crate::probe;
 
 /// A path nothing serves: any answer to it says a cache node is up, and asking it
@@ -51,9 +59,14 @@ pub fn start(
         group: Group::new(launcher.grace, launcher.signals.clone(), launcher.report.clone()),
         addrs: Vec::new(),
     };
-    let addrs = free_local_addresses(specs.len())?;
+    let mut addrs = Vec::with_capacity(specs.len());
+    for (i, addr) in free_local_addresses(specs.len())?.into_iter().enumerate() {
+        addrs.push(launcher.address_on(&nodes::node_name(i), addr)?);
+    }
+    let caches: Vec<(String, SocketAddr)> =
+        addrs.iter().enumerate().map(|(i, &a)| (format!("c{}", i + 1), a)).collect();
     for (i, (spec, &addr)) in specs.iter().zip(&addrs).enumerate() {
-        let name = format!("c{}", i + 1);
+        let name = caches[i].0.clone();
         let own = dir.join(&name);
         // Every run starts cold: nginx's cache is files, which would outlive the run.
         if own.exists() {
@@ -61,10 +74,16 @@ pub fn start(
         }
         std::fs::create_dir_all(&own).with_context(|| format!("creating {}", own.display()))?;
         let mut cmd = Command::new(exe);
+        launcher.run_on(&nodes::node_name(i), &mut cmd)?;
         match anchor {
-            Anchor::VarnishCluster => {
+            Anchor::VarnishCluster | Anchor::VarnishSelfRouting => {
                 let file = own.join("cache.vcl");
-                std::fs::write(&file, varnish_vcl(origin))
+                let vcl = if anchor.self_routing() {
+                    self_routing_vcl(origin, &caches, i)
+                } else {
+                    varnish_vcl(origin)
+                };
+                std::fs::write(&file, vcl)
                     .with_context(|| format!("writing {}", file.display()))?;
                 cmd.args(["-F", "-j", "none", "-s", &format!("malloc,{}m", spec.cache_mb), "-a"])
                     .arg(addr.to_string())
@@ -120,6 +139,42 @@ fn varnish_vcl(origin: SocketAddr) -> String {
     )
 }
 
+/// The request header a self-routing Varnish puts on a request it passes to the owner:
+/// the owner then fetches from the origin whatever its own director says, so a request
+/// makes one hop at most even while two caches disagree.
+const PASSED_HEADER: &str = "X-Cluster-Owner";
+
+/// Cache `me` of a self-routing Varnish cluster of `caches` in front of `origin`: the
+/// shard director over every cache (by URL) names the owner; the owner, or whoever a
+/// request was passed to, caches by the built-in rules from the origin; any other passes
+/// the request to the owner.
+fn self_routing_vcl(origin: SocketAddr, caches: &[(String, SocketAddr)], me: usize) -> String {
+    let backend = |name: &str, a: &SocketAddr| {
+        format!("backend {name} {{ .host = \"{}\"; .port = \"{}\"; }}\n", a.ip(), a.port())
+    };
+    let backends: String = std::iter::once(backend("origin", &origin))
+        .chain(caches.iter().map(|(name, a)| backend(name, a)))
+        .collect();
+    let add: String =
+        caches.iter().map(|(name, _)| format!("    cluster.add_backend({name});\n")).collect();
+    let own = &caches[me].0;
+    format!(
+        "vcl 4.1;\nimport directors;\n\n{backends}\nsub vcl_init {{\n\
+         \x20   new cluster = directors.shard();\n{add}    cluster.reconfigure();\n}}\n\n\
+         sub vcl_recv {{\n\
+         \x20   if (req.http.{PASSED_HEADER}) {{\n\
+         \x20       set req.backend_hint = origin;\n\
+         \x20   }} else {{\n\
+         \x20       set req.backend_hint = cluster.backend(by=URL);\n\
+         \x20       if (req.backend_hint == {own}) {{\n\
+         \x20           set req.backend_hint = origin;\n\
+         \x20       }} else {{\n\
+         \x20           set req.http.{PASSED_HEADER} = \"{own}\";\n\
+         \x20           return (pass);\n\
+         \x20       }}\n    }}\n}}\n"
+    )
+}
+
 /// An nginx caching `origin` by 1 MiB slices in at most `cache_mb`, listening on `addr`,
 /// its files in `dir`.
 fn nginx_conf(origin: SocketAddr, addr: SocketAddr, cache_mb: u64, dir: &Path) -> String {
@@ -165,6 +220,38 @@ mod tests {
             assert!(conf.contains(line), "{line} missing in\n{conf}");
         }
         assert_eq!(conf.matches('{').count(), conf.matches('}').count(), "{conf}");
+    }
+
+    #[test]
+    fn a_self_routing_varnish_caches_what_it_owns_and_passes_the_rest_to_the_owner() {
+        let origin = SocketAddr::from(([10, 77, 0, 1], 8000));
+        let caches: Vec<(String, SocketAddr)> = (1..=3)
+            .map(|i| (format!("c{i}"), SocketAddr::from(([10, 77, 0, 1 + i], 9000))))
+            .collect();
+        let vcl = self_routing_vcl(origin, &caches, 1);
+        assert!(vcl.starts_with("vcl 4.1;\nimport directors;"), "{vcl}");
+        for line in [
+            "backend origin { .host = \"10.77.0.1\"; .port = \"8000\"; }",
+            "backend c1 { .host = \"10.77.0.2\"; .port = \"9000\"; }",
+            "backend c3 { .host = \"10.77.0.4\"; .port = \"9000\"; }",
+            "new cluster = directors.shard();",
+            "cluster.add_backend(c1);\n    cluster.add_backend(c2);\n    cluster.add_backend(c3);",
+            "cluster.reconfigure();",
+            "set req.backend_hint = cluster.backend(by=URL);",
+            "if (req.backend_hint == c2) {",
+            "set req.http.X-Cluster-Owner = \"c2\";",
+        ] {
+            assert!(vcl.contains(line), "{line} missing in\n{vcl}");
+        }
+        // A passed request is served by the cache it reaches: from the origin, never
+        // passed on.
+        let passed = vcl.find("if (req.http.X-Cluster-Owner) {").expect("checks the mark");
+        let rest = &vcl[passed..];
+        assert!(rest.starts_with("if (req.http.X-Cluster-Owner) {\n        set req.backend_hint = origin;\n    } else {"), "{vcl}");
+        assert_eq!(vcl.matches("return (pass);").count(), 1, "{vcl}");
+        assert_eq!(vcl.matches('{').count(), vcl.matches('}').count(), "{vcl}");
+        // Each cache names itself as the owner it checks for.
+        assert!(self_routing_vcl(origin, &caches, 0).contains("== c1)"));
     }
 
     #[test]

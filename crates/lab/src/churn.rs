@@ -137,6 +137,7 @@ fn set_member(
             haproxy_command(&front.dir, &format!("{verb} server nodes/{}", cluster.names[i]))
         }
         System::Anchor(a) => Err(LabError::Invalid(format!("{a} cannot change its nodes"))),
+        System::Peers => Err(LabError::Invalid(format!("{system} cannot change their nodes here"))),
     }
 }
 

@@ -408,6 +408,15 @@ fn progress_line(r: &Row) -> String {
     if let (Some(s), Some(d)) = (r.static_mean_ms, r.dynamic_mean_ms) {
         line.push_str(&format!("  static mean {s:.2} ms  dynamic mean {d:.2} ms"));
     }
+    if !r.link_bytes.is_empty() {
+        let mb = |b: u64| b as f64 / 1e6;
+        let links: Vec<String> = r
+            .link_bytes
+            .iter()
+            .map(|l| format!("{} {:.1}/{:.1}", l.host, mb(l.sent), mb(l.received)))
+            .collect();
+        line.push_str(&format!("\n    MB each link sent/received: {}", links.join(", ")));
+    }
     line
 }
 

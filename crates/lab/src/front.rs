@@ -26,12 +26,17 @@ use crate::route;
 /// (`lard-r` shares one placement across routers, `lard-r/per-router` keeps each
 /// router's own table) and the mapper's tree depth (`hacc@3`: subtrees fixed at three
 /// directory levels; without: the router's default, subtrees split and merged by load),
-/// or an anchor.
+/// an anchor, or larder's nodes as peers (`peers`: every node takes clients and forwards
+/// what another should serve, with no router tier; see [`crate::peers`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum System {
     Larder(PolicyKind, PlacementMode, Option<u8>),
     Anchor(Anchor),
+    Peers,
 }
+
+/// The name of [`System::Peers`].
+const PEERS: &str = "peers";
 
 impl System {
     /// larder route with `policy` and the default placement and mapping.
@@ -47,6 +52,9 @@ impl FromStr for System {
         if let Some(a) = Anchor::ALL.into_iter().find(|a| a.name() == s) {
             return Ok(System::Anchor(a));
         }
+        if s == PEERS {
+            return Ok(System::Peers);
+        }
         let (policy, placement) = s.split_once('/').unwrap_or((s, PlacementMode::default().name()));
         let (policy, depth) = match policy.split_once('@') {
             Some((policy, depth)) => {
@@ -60,7 +68,7 @@ impl FromStr for System {
         let policy = policy.parse().map_err(|_| {
             let names: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.name()).collect();
             format!(
-                "{s:?}: expected a policy ({}) with an optional @DEPTH and /per-router, haproxy, nginx or varnish",
+                "{s:?}: expected a policy ({}) with an optional @DEPTH and /per-router, peers, or an anchor such as haproxy, nginx or varnish",
                 names.join(", ")
             )
         })?;
@@ -83,6 +91,7 @@ impl fmt::Display for System {
                 }
             }
             System::Anchor(a) => a.fmt(f),
+            System::Peers => f.write_str(PEERS),
         }
     }
 }
@@ -141,6 +150,9 @@ pub struct RouterSetup {
 pub struct Front {
     pub group: Group,
     pub addr: SocketAddr,
+    /// Where clients connect, spread over as a layer-4 switch spreads them: the
+    /// front-end's address, or with no front-end every address that takes clients.
+    pub targets: Vec<SocketAddr>,
     /// Admin listeners of larder routers (for their placement figures); none for anchors.
     pub admins: Vec<SocketAddr>,
     /// Each larder router's configuration file and what it holds (to change its nodes
@@ -244,9 +256,14 @@ pub fn start_on(
             }
             addr
         }
+        System::Peers => {
+            return Err(LabError::Invalid("peers take clients themselves: no front-end".into()))
+        }
     };
     match probe::answers(addr, probe_path, deadline, &launcher.signals) {
-        Ok(true) => Ok(Front { group, addr, admins, configs, dir: dir.to_path_buf() }),
+        Ok(true) => {
+            Ok(Front { group, addr, targets: vec![addr], admins, configs, dir: dir.to_path_buf() })
+        }
         Ok(false) => Err(LabError::Interrupted),
         Err(e) => {
             let tail = group.children[0].tail();
@@ -255,6 +272,25 @@ pub fn start_on(
                 source: Box::new(e),
             })
         }
+    }
+}
+
+/// No front-end: clients connect to each of `clients` (caches or peers that take clients
+/// themselves, already answering), whose admin listeners are `admins`.
+pub fn none(
+    launcher: &Launcher,
+    clients: &[(String, SocketAddr)],
+    admins: Vec<SocketAddr>,
+    dir: &Path,
+) -> Front {
+    let targets: Vec<SocketAddr> = clients.iter().map(|&(_, a)| a).collect();
+    Front {
+        group: Group::new(launcher.grace, launcher.signals.clone(), launcher.report.clone()),
+        addr: targets.first().copied().unwrap_or(ANY_LOCAL_PORT),
+        targets,
+        admins,
+        configs: Vec::new(),
+        dir: dir.to_path_buf(),
     }
 }
 
@@ -322,6 +358,12 @@ fn larder_config(
         }];
     }
     c
+}
+
+/// The distributors' config of [`System::Peers`]: a router's default policy, as a router
+/// of the experiments runs it (the peers fill in the nodes).
+pub fn peer_config(setup: &RouterSetup) -> RouterConfig {
+    larder_config(RouterConfig::default().policy.kind, PlacementMode::default(), setup, &[])
 }
 
 /// The nodes the lab started, as the router's config names them: short names (n1, n2, …)

@@ -78,6 +78,7 @@ mod hosts;
 mod launcher;
 mod load_report;
 mod measure;
+mod merged_latency;
 mod nginx_conf;
 mod nodes;
 mod origin;

@@ -9,16 +9,22 @@ use std::time::{Duration, Instant};
 
 use bench::{BaseUrl, Config, Mode, Plan, RampLimits, Report};
 
+use std::ffi::OsString;
+
 use crate::cache_tier;
+use crate::child::Group;
 use crate::cpu_time::{group_cpu_seconds, own_cpu_seconds};
 use crate::error::{LabError, Result};
 use crate::front::{self, Front, System};
-use crate::hosts::{Rate, ORIGIN_HOST};
+use crate::hosts::{self, Rate, ORIGIN_HOST};
 use crate::launcher::Launcher;
+use crate::launcher::ANY_LOCAL_PORT;
 use crate::load_report::NodeCounters;
+use crate::merged_latency;
 use crate::nodes::{self, Nodes};
 use crate::origin;
 use crate::origin_link;
+use crate::peers::{self, PeerPlan};
 use crate::plan::{Connections, ExperimentPlan, Ramp, Setup};
 use crate::probe;
 use crate::results::Row;
@@ -66,7 +72,10 @@ pub fn run_one(
         node_args.extend(d.node_args.iter().cloned());
     }
     // Stopped when dropped: the front-end first, then the nodes behind it, then the origin.
-    let (origin, nodes) = match &setup.origin {
+    // With hosts, every system is measured at the origin (its log, its link's counter), so
+    // caches of every kind compare on the same figures.
+    let at_origin = setup.origin.is_some() && (w.large() || launcher.hosts.is_some());
+    let (origin, nodes, front) = match &setup.origin {
         Some(o) => {
             let addr = launcher.address_on(ORIGIN_HOST, o.addr)?;
             let group = origin::start(
@@ -76,40 +85,44 @@ pub fn run_one(
                 addr,
                 dir,
                 w.probe_path(),
-                w.large(),
+                at_origin,
                 deadline,
             )?
             .ok_or(LabError::Interrupted)?;
-            let nodes = match system {
+            let origins = [format!("http://{addr}")];
+            let content = Content::Origin { origins: &origins, extra: &w.caching_node_args() };
+            let (nodes, front) = match system {
                 System::Anchor(a) if a.caches() => {
-                    cache_tier::start(launcher, a, &setup.tools, addr, &setup.nodes, dir, deadline)?
+                    let nodes = cache_tier::start(
+                        launcher,
+                        a,
+                        &setup.tools,
+                        addr,
+                        &setup.nodes,
+                        dir,
+                        deadline,
+                    )?
+                    .ok_or(LabError::Interrupted)?;
+                    let front = if a.self_routing() {
+                        front::none(launcher, &nodes.addrs, Vec::new(), dir)
+                    } else {
+                        start_front(launcher, setup, run, &nodes, dir, deadline)?
+                    };
+                    (nodes, front)
                 }
-                _ => nodes::start_caching(
-                    launcher,
-                    &[format!("http://{addr}")],
-                    &setup.nodes,
-                    &w.caching_node_args(),
-                    deadline,
-                )?,
+                _ => start_larder(launcher, setup, run, &content, dir, deadline)?,
             };
-            (Some(group), nodes)
+            (Some(group), nodes, front)
         }
-        None => (None, nodes::start(launcher, &w.docroot, &setup.nodes, &node_args, deadline)?),
+        None => {
+            let content = Content::Docroot { docroot: &w.docroot, extra: &node_args };
+            let (nodes, front) = start_larder(launcher, setup, run, &content, dir, deadline)?;
+            (None, nodes, front)
+        }
     };
-    let nodes = nodes.ok_or(LabError::Interrupted)?;
-    let front = front::start(
-        launcher,
-        system,
-        run.routers,
-        &setup.tools,
-        &setup.router,
-        &nodes.addrs,
-        dir,
-        w.probe_path(),
-        deadline,
-    )?;
-    let origin_log = (origin.is_some() && w.large()).then_some(dir);
-    let measured = measure(plan, setup, w, dynamic, &front, &nodes, connections, origin_log);
+    let origin_log = at_origin.then_some(dir);
+    let measured =
+        measure(plan, setup, launcher, w, dynamic, &front, &nodes, connections, origin_log);
     drop(front);
     drop(nodes);
     drop(origin);
@@ -123,6 +136,96 @@ pub fn run_one(
     Ok(row)
 }
 
+/// What larder's nodes serve: files from a docroot, or an origin's, each with more flags.
+enum Content<'a> {
+    Docroot { docroot: &'a Path, extra: &'a [String] },
+    Origin { origins: &'a [String], extra: &'a [String] },
+}
+
+/// larder's nodes as `run` has them: behind its front-end, or as peers.
+fn start_larder(
+    launcher: &Launcher,
+    setup: &Setup,
+    run: &RunSpec<'_>,
+    content: &Content<'_>,
+    dir: &Path,
+    deadline: Instant,
+) -> Result<(Nodes, Front)> {
+    if run.system == System::Peers {
+        return start_peers(launcher, setup, content, dir, deadline);
+    }
+    let nodes = match *content {
+        Content::Docroot { docroot, extra } => {
+            nodes::start(launcher, docroot, &setup.nodes, extra, deadline)?
+        }
+        Content::Origin { origins, extra } => {
+            nodes::start_caching(launcher, origins, &setup.nodes, extra, deadline)?
+        }
+    }
+    .ok_or(LabError::Interrupted)?;
+    let front = start_front(launcher, setup, run, &nodes, dir, deadline)?;
+    Ok((nodes, front))
+}
+
+/// The front-end of `run` in front of `nodes`.
+fn start_front(
+    launcher: &Launcher,
+    setup: &Setup,
+    run: &RunSpec<'_>,
+    nodes: &Nodes,
+    dir: &Path,
+    deadline: Instant,
+) -> Result<Front> {
+    front::start(
+        launcher,
+        run.system,
+        run.routers,
+        &setup.tools,
+        &setup.router,
+        &nodes.addrs,
+        dir,
+        run.workload.probe_path(),
+        deadline,
+    )
+}
+
+/// larder's nodes as peers, each on its node's host: the peers are the nodes (their
+/// processes, their node addresses), and clients go to every peer's address.
+fn start_peers(
+    launcher: &Launcher,
+    setup: &Setup,
+    content: &Content<'_>,
+    dir: &Path,
+    deadline: Instant,
+) -> Result<(Nodes, Front)> {
+    let (flags, extra): (Vec<OsString>, &[String]) = match *content {
+        Content::Docroot { docroot, extra } => {
+            (vec!["--docroot".into(), docroot.as_os_str().to_owned()], extra)
+        }
+        Content::Origin { origins, extra } => {
+            (origins.iter().flat_map(|o| ["--origin".into(), o.into()]).collect(), extra)
+        }
+    };
+    let config = front::peer_config(&setup.router);
+    let plan = PeerPlan {
+        content: &flags,
+        specs: &setup.nodes,
+        extra,
+        config: &config,
+        listen: ANY_LOCAL_PORT,
+        admin: None,
+    };
+    let mut group = Group::new(launcher.grace, launcher.signals.clone(), launcher.report.clone());
+    let started =
+        peers::start(launcher, &plan, dir, &mut group, deadline)?.ok_or(LabError::Interrupted)?;
+    let clients: Vec<(String, SocketAddr)> =
+        started.iter().map(|p| (p.name.clone(), p.addr)).collect();
+    let admins = started.iter().map(|p| p.admin).collect();
+    let nodes =
+        Nodes { group, addrs: started.iter().map(|p| (p.name.clone(), p.backend)).collect() };
+    Ok((nodes, front::none(launcher, &clients, admins, dir)))
+}
+
 /// Measures one run. With `origin_log` (the run's directory: large objects, where the
 /// nodes may be another system's caches), the origin's figures and the (byte) hit ratio
 /// come from what the origin logged it sent, the same measure for every system; else
@@ -131,6 +234,7 @@ pub fn run_one(
 fn measure(
     plan: &ExperimentPlan,
     setup: &Setup,
+    launcher: &Launcher,
     w: &Workload,
     dynamic: Option<&Workload>,
     front: &Front,
@@ -138,35 +242,42 @@ fn measure(
     connections: Connections,
     origin_log: Option<&Path>,
 ) -> Result<Row> {
-    let base = BaseUrl::parse(&format!("http://{}/", front.addr))?;
     let runtime = bench::run::runtime(setup.client_threads)?;
     let per_request = connections == Connections::PerRequest;
-    let plans = Plans::new(&base, w, dynamic)?;
+    let loads = Loads::new(&front.targets, w, dynamic)?;
     if !plan.warmup.is_zero() && !w.cold {
-        run_together(&runtime, &plans.configs(plan, &base, plan.warmup, per_request))?;
+        run_together(&runtime, &loads.configs(plan, plan.warmup, per_request))?;
     }
     let counters = || if origin_log.is_some() { Ok(Vec::new()) } else { nodes.counters() };
-    // With a shaped link, the bytes are what crossed it; else what the origin logged.
-    let shaped = plan.origin_link.is_some();
+    let links = || launcher.hosts.as_ref().map_or(Ok(Vec::new()), |h| h.link_bytes());
     let sent = || -> Result<Option<origin::Sent>> {
         let Some(dir) = origin_log else { return Ok(None) };
-        let mut sent = origin::sent(dir)?;
-        if shaped {
-            sent.bytes = origin_link::sent_bytes()?;
-        }
-        Ok(Some(sent))
+        Ok(Some(origin::sent(dir)?))
     };
     let before: Vec<NodeCounters> = counters()?;
     let sent_before = sent()?;
+    let links_before = links()?;
+    let loopback_before = plan.origin_link.map(|_| origin_link::sent_bytes()).transpose()?;
     let cpu_before = cpu_now(front, nodes);
-    let reports = run_together(&runtime, &plans.configs(plan, &base, plan.duration, per_request))?;
+    let reports = run_together(&runtime, &loads.configs(plan, plan.duration, per_request))?;
     let cpu_after = cpu_now(front, nodes);
     let after = counters()?;
-    let sent = sent()?.zip(sent_before).map(|(after, before)| after.since(&before));
+    let link_bytes = hosts::link_bytes_since(&links()?, &links_before);
+    // With a shaped link, the bytes are what crossed it (the origin host's link, or the
+    // shaped class on loopback); else what the origin logged.
+    let link_sent = match loopback_before {
+        Some(b) => Some(origin_link::sent_bytes()?.saturating_sub(b)),
+        None => link_bytes.iter().find(|l| l.host == ORIGIN_HOST).map(|l| l.sent),
+    };
+    let sent = sent()?.zip(sent_before).map(|(after, before)| {
+        let sent = after.since(&before);
+        origin::Sent { bytes: link_sent.unwrap_or(sent.bytes), ..sent }
+    });
     let picks_on_holders = picks_on_holders(&front.admins);
     let users_sustained = match plan.ramp {
         Some(Ramp { spec, timeout, max_users }) if plan.kind.profile().ramps => {
-            let mut config = Config::closed(base.clone(), plans.main.clone(), spec.start);
+            let (base, main) = loads.first();
+            let mut config = Config::closed(base.clone(), main.clone(), spec.start);
             config.mode = Mode::Ramp {
                 spec,
                 limits: RampLimits { avg_connect: timeout, max_connect: timeout * 2, max_users },
@@ -199,7 +310,17 @@ fn measure(
         errors: reports.iter().map(|r| r.total.errors.total).sum(),
         throughput_rps: requests as f64 / seconds.max(f64::MIN_POSITIVE),
         mean_ms: weighted_mean,
-        p99_ms: if reports.len() == 1 { main.total.latency_ms.p99 } else { f64::NAN },
+        p99_ms: match (reports.len(), loads.spread()) {
+            (1, _) => main.total.latency_ms.p99,
+            (_, true) => {
+                let parts: Vec<(u64, &[(f64, f64)])> = reports
+                    .iter()
+                    .map(|r| (r.total.requests, r.latency_distribution.as_slice()))
+                    .collect();
+                merged_latency::percentile(&parts, 99.0)
+            }
+            _ => f64::NAN,
+        },
         // Large objects: the share of the bytes served that did not come from the origin.
         hit_ratio: match sent {
             Some(s) => 1.0 - s.bytes as f64 / served.max(1) as f64,
@@ -228,6 +349,7 @@ fn measure(
             bytes as f64 / requests.max(1) as f64
         }),
         served_bytes_per_request: origin_log.map(|_| served as f64 / requests.max(1) as f64),
+        link_bytes,
     })
 }
 
@@ -247,6 +369,65 @@ fn picks_on_holders(admins: &[SocketAddr]) -> Option<f64> {
         }
     }
     (picks > 0.0).then(|| on_holders / picks)
+}
+
+/// The loads of one run: the plans for each address clients connect to, the users split
+/// evenly over the addresses (as a layer-4 switch spreads connections).
+struct Loads {
+    parts: Vec<(BaseUrl, Plans)>,
+}
+
+impl Loads {
+    fn new(targets: &[SocketAddr], w: &Workload, dynamic: Option<&Workload>) -> Result<Loads> {
+        if dynamic.is_some() && targets.len() > 1 {
+            return Err(LabError::Invalid(
+                "the dynamic requests' open loops go to one front-end address".into(),
+            ));
+        }
+        let parts = targets
+            .iter()
+            .map(|a| {
+                let base = BaseUrl::parse(&format!("http://{a}/"))?;
+                let plans = Plans::new(&base, w, dynamic)?;
+                Ok((base, plans))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if parts.is_empty() {
+            return Err(LabError::Invalid("no address to send the load to".into()));
+        }
+        Ok(Loads { parts })
+    }
+
+    /// Whether the load goes to several addresses.
+    fn spread(&self) -> bool {
+        self.parts.len() > 1
+    }
+
+    /// The first address and its workload plan.
+    fn first(&self) -> (&BaseUrl, &Plan) {
+        (&self.parts[0].0, &self.parts[0].1.main)
+    }
+
+    /// The load for `duration` over every address: `setup.users` in all, as evenly split
+    /// as they go (an address left without a user gets no load).
+    fn configs(
+        &self,
+        setup: &ExperimentPlan,
+        duration: Duration,
+        per_request: bool,
+    ) -> Vec<Config> {
+        let n = self.parts.len() as u32;
+        self.parts
+            .iter()
+            .zip(0..)
+            .map(|((base, plans), i)| {
+                let users = setup.users / n + u32::from(i < setup.users % n);
+                (users, plans.configs(setup, base, duration, per_request, users))
+            })
+            .filter(|&(users, _)| users > 0)
+            .flat_map(|(_, configs)| configs)
+            .collect()
+    }
 }
 
 /// The plans of one run: the workload's, and the dynamic requests' for `classes`.
@@ -269,7 +450,7 @@ impl Plans {
         Ok(Plans { main: plan(w)?, dynamic: dynamic.map(plan).transpose()? })
     }
 
-    /// The load for `duration`: a closed loop of users (locality), or the static and the
+    /// The load for `duration`: a closed loop of `users` (locality), or the static and the
     /// dynamic open loops side by side (classes).
     fn configs(
         &self,
@@ -277,6 +458,7 @@ impl Plans {
         base: &BaseUrl,
         duration: Duration,
         per_request: bool,
+        users: u32,
     ) -> Vec<Config> {
         let config = |plan: &Plan, mode: Mode| {
             let mut c = Config::closed(base.clone(), plan.clone(), 1);
@@ -300,24 +482,27 @@ impl Plans {
                     config(dynamic, open(dyn_rate)),
                 ]
             }
-            None => vec![config(&self.main, Mode::Closed { users: setup.users })],
+            None => vec![config(&self.main, Mode::Closed { users })],
         }
     }
 }
 
-/// Runs the loads side by side (the classes experiment's two open loops start together).
-fn run_together(
-    runtime: &bench::run::Runtime,
-    configs: &[Config],
-) -> Result<Vec<Report>, bench::BenchError> {
+/// Runs the loads side by side (the classes experiment's two open loops start together;
+/// with no front-end, one load to each address), their reports in order.
+fn run_together(runtime: &bench::run::Runtime, configs: &[Config]) -> Result<Vec<Report>> {
     runtime.block_on(async {
-        match configs {
-            [one] => Ok(vec![bench::run(one, |_| {}).await?]),
-            [a, b] => {
-                let (a, b) = tokio::join!(bench::run(a, |_| {}), bench::run(b, |_| {}));
-                Ok(vec![a?, b?])
-            }
-            _ => unreachable!("a run has one or two loads"),
+        let tasks: Vec<_> = configs
+            .iter()
+            .cloned()
+            .map(|c| tokio::spawn(async move { bench::run(&c, |_| {}).await }))
+            .collect();
+        let mut reports = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            let report = task
+                .await
+                .map_err(|e| LabError::Invalid(format!("the load generator failed: {e}")))?;
+            reports.push(report?);
         }
+        Ok(reports)
     })
 }

@@ -67,7 +67,7 @@ pub fn start_caching(
 }
 
 /// The name of the `i`th node started (from 0).
-fn node_name(i: usize) -> String {
+pub(crate) fn node_name(i: usize) -> String {
     format!("n{}", i + 1)
 }
 

@@ -7,6 +7,7 @@
 use std::process::Command;
 
 use crate::error::{LabError, Result};
+use crate::hosts::parse_sent;
 
 /// The HTB burst: one loopback segment (GSO makes them up to 64 KiB).
 const BURST_BYTES: u64 = 64 << 10;
@@ -127,12 +128,6 @@ pub fn sent_bytes() -> Result<u64> {
     })
 }
 
-/// The N of the first `Sent N bytes` in `tc -s` output.
-fn parse_sent(text: &str) -> Option<u64> {
-    let rest = &text[text.find("Sent ")? + 5..];
-    rest.split_whitespace().next()?.parse().ok()
-}
-
 fn run(argv: &[String]) -> Result<()> {
     let out = Command::new(&argv[0])
         .args(&argv[1..])
@@ -177,13 +172,5 @@ mod tests {
         assert!(cmds[2].ends_with("bfifo limit 524288"), "{cmds:?}");
         assert!(cmds[3].ends_with("match ip sport 8123 0xffff flowid 1:1"), "{cmds:?}");
         assert!(link.describe().contains("160 Mbit/s (20.0 MB/s)"), "{}", link.describe());
-    }
-
-    #[test]
-    fn the_link_counts_what_crossed_it() {
-        let shown = "class htb 1:1 root prio 0 rate 400Mbit ceil 400Mbit burst 1600b cburst 1600b \n                      Sent 123456789 bytes 4567 pkt (dropped 0, overlimits 0 requeues 0) \n";
-        assert_eq!(parse_sent(shown), Some(123_456_789));
-        assert_eq!(parse_sent("class htb 1:1 root"), None);
-        assert_eq!(parse_sent(" Sent many bytes"), None);
     }
 }

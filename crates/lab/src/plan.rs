@@ -314,7 +314,7 @@ impl ExperimentPlan {
                 }
                 None => true,
             },
-            System::Larder(..) => true,
+            System::Larder(..) | System::Peers => true,
         });
         if systems.is_empty() {
             invalid!("no front-end left to run");
@@ -332,16 +332,29 @@ impl ExperimentPlan {
                 "the video workloads are the origin experiment's (large objects from an origin)"
             );
         }
-        if let Some(a) = systems.iter().find_map(|s| match s {
-            System::Anchor(a) if a.caches() && !workloads.iter().all(large) => Some(*a),
+        let caching = systems.iter().find_map(|s| match s {
+            System::Anchor(a) if a.caches() => Some(*a),
             _ => None,
-        }) {
-            invalid!("{a} is a caching cluster of its own: it runs on the video workloads only");
+        });
+        if let Some(a) = caching {
+            if !profile.origin {
+                invalid!("{a} is a caching cluster of its own: it runs in the origin experiment");
+            }
+            // On one loopback only the large objects' origin log measures every cache alike;
+            // with hosts, the origin's link does for every workload.
+            if self.hosts.is_none() && !workloads.iter().all(large) {
+                invalid!(
+                    "{a} is a caching cluster of its own: on one machine it runs on the video \
+                     workloads only (any workload with --hosts)"
+                );
+            }
         }
-        if self.hosts.is_some()
-            && systems.iter().any(|s| matches!(s, System::Anchor(a) if a.caches()))
+        if profile.mixes_dynamic
+            && systems
+                .iter()
+                .any(|s| *s == System::Peers || matches!(s, System::Anchor(a) if a.self_routing()))
         {
-            invalid!("the caching clusters (varnish-cluster, nginx-slice) run on loopback only, not with --hosts");
+            invalid!("the classes experiment's load goes to one front-end: not to peers or self-routing caches");
         }
         if self.large.objects < 2 {
             invalid!("--large-objects must be at least 2");

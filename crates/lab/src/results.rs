@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::claims::Claim;
 use crate::error::{Context, Result};
+use crate::hosts::LinkBytes;
 
 /// One front-end on one workload in one round.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -51,6 +52,9 @@ pub struct Row {
     /// Large objects: body bytes served per client request.
     #[serde(default)]
     pub served_bytes_per_request: Option<f64>,
+    /// Hosts of their own: what each host's link carried in the measured part.
+    #[serde(default)]
+    pub link_bytes: Vec<LinkBytes>,
 }
 
 /// Rows of one (workload, connections) group, by system in first-seen order.
@@ -287,6 +291,7 @@ mod tests {
             origin_requests_per_request: None,
             origin_bytes_per_request: None,
             served_bytes_per_request: None,
+            link_bytes: Vec::new(),
         }
     }
 
@@ -409,6 +414,31 @@ mod tests {
         let slower = [large("varnish-cluster", 100.0, 1000.0), large("lard-r", 120.0, 1001.0)];
         let c = origin_claims(&slower);
         assert!(c[0].contains("1.20x (>= 1.3: FAILS)") && c[0].contains("(<= 1: FAILS)"), "{c:?}");
+    }
+
+    #[test]
+    fn peers_are_judged_against_the_self_routing_varnish_cluster() {
+        let hosts = |system: &str, rps: f64, kib: f64| Row {
+            workload: "static-zipf".into(),
+            origin_bytes_per_request: Some(kib * 1024.0),
+            ..row(system, 0, rps)
+        };
+        let rows = [
+            hosts("lard-r", 150.0, 10.0),
+            hosts("peers", 300.0, 10.0),
+            hosts("varnish-self-routing", 250.0, 20.0),
+        ];
+        let c = origin_claims(&rows);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(
+            c[0].contains(
+                "peers/varnish-self-routing throughput 1.20x (>= 1: holds), origin bytes 0.500x varnish-self-routing's (<= 1: holds)"
+            ),
+            "{c:?}"
+        );
+        let behind = [hosts("peers", 240.0, 21.0), hosts("varnish-self-routing", 250.0, 20.0)];
+        let c = origin_claims(&behind);
+        assert!(c[0].contains("0.96x (>= 1: FAILS)") && c[0].contains("(<= 1: FAILS)"), "{c:?}");
     }
 
     #[test]

@@ -67,6 +67,9 @@ impl Scenario {
             System::Anchor(a @ (Anchor::Nginx | Anchor::Varnish)) if moves => Some(format!(
                 "{a} takes its upstreams from its configuration only: no nodes added or removed"
             )),
+            System::Peers => {
+                Some("the peers learn their members by a reload of their own: not run here".into())
+            }
             _ => None,
         }
     }

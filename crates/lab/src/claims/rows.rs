@@ -32,6 +32,11 @@ const ORIGIN_BYTES_OVER_VARNISH: f64 = 1.05;
 const LARGE_OVER_VARNISH_CLUSTER: f64 = 1.3;
 /// … sending the origin no more bytes per request than it.
 const LARGE_BYTES_OVER_VARNISH_CLUSTER: f64 = 1.0;
+/// Hosts of their own: `peers` at least a self-routing Varnish cluster's throughput (the
+/// same hosts, links, caches and clients spread over every cache)…
+const PEERS_OVER_SELF_ROUTING: f64 = 1.0;
+/// … sending the origin no more bytes per request than it.
+const PEERS_BYTES_OVER_SELF_ROUTING: f64 = 1.0;
 
 /// The claim against HAProxy on the medians: `lard-r` at least `at_least` times its
 /// throughput, with a lower p99.
@@ -52,10 +57,15 @@ fn against_haproxy(group: &str, lr: &[&Row], ha: &[&Row], at_least: f64) -> Clai
     )
 }
 
-/// The claim against a Varnish tier (`name`) on the medians: `lard-r` at least
-/// `bounds.0` times its throughput, with origin bytes per request at most `bounds.1`
-/// times its.
-fn against_cache(group: &str, lr: &[&Row], v: &[&Row], name: &str, bounds: (f64, f64)) -> Claim {
+/// The claim against a Varnish tier (`name`) on the medians: larder (`mine`: `lard-r`
+/// or `peers`) at least `bounds.0` times its throughput, with origin bytes per request at
+/// most `bounds.1` times its.
+fn against_cache(
+    group: &str,
+    (mine_name, lr): (&str, &[&Row]),
+    (name, v): (&str, &[&Row]),
+    bounds: (f64, f64),
+) -> Claim {
     let (at_least, bytes_at_most) = bounds;
     let rps = |runs: &[&Row]| median(runs, |r| r.throughput_rps);
     let bytes = |runs: &[&Row]| median(runs, |r| r.origin_bytes_per_request.unwrap_or(f64::NAN));
@@ -73,7 +83,7 @@ fn against_cache(group: &str, lr: &[&Row], v: &[&Row], name: &str, bounds: (f64,
     Claim::checked(
         group,
         format!(
-            "lard-r/{name} throughput {x:.2}x (>= {at_least}: {}), origin bytes {ratio} (<= {bytes_at_most}: {})",
+            "{mine_name}/{name} throughput {x:.2}x (>= {at_least}: {}), origin bytes {ratio} (<= {bytes_at_most}: {})",
             verdict(faster),
             verdict(within)
         ),
@@ -85,7 +95,9 @@ fn against_cache(group: &str, lr: &[&Row], v: &[&Row], name: &str, bounds: (f64,
 /// [`ORIGIN_BYTES_FEWER_THAN_WRR`]), against HAProxy ([`ORIGIN_OVER_HAPROXY`], lower p99)
 /// against Varnish's shard director ([`ORIGIN_OVER_VARNISH`],
 /// [`ORIGIN_BYTES_OVER_VARNISH`]) and, on large objects, against a Varnish caching
-/// cluster ([`LARGE_OVER_VARNISH_CLUSTER`], [`LARGE_BYTES_OVER_VARNISH_CLUSTER`]).
+/// cluster ([`LARGE_OVER_VARNISH_CLUSTER`], [`LARGE_BYTES_OVER_VARNISH_CLUSTER`]); and
+/// `peers` against a self-routing Varnish cluster ([`PEERS_OVER_SELF_ROUTING`],
+/// [`PEERS_BYTES_OVER_SELF_ROUTING`]).
 pub fn origin_claims(rows: &[Row]) -> Vec<Claim> {
     let mut out = Vec::new();
     for ((workload, connections), systems) in groups(rows) {
@@ -94,6 +106,10 @@ pub fn origin_claims(rows: &[Row]) -> Vec<Claim> {
         let bytes =
             |runs: &[&Row]| median(runs, |r| r.origin_bytes_per_request.unwrap_or(f64::NAN));
         let group = format!("{workload}, {connections}");
+        if let (Some(p), Some(v)) = (get("peers"), get("varnish-self-routing")) {
+            let bounds = (PEERS_OVER_SELF_ROUTING, PEERS_BYTES_OVER_SELF_ROUTING);
+            out.push(against_cache(&group, ("peers", p), ("varnish-self-routing", v), bounds));
+        }
         let Some(lr) = get("lard-r") else { continue };
         // A crowd on one object: every front-end's nodes share its slices, so round robin
         // is no baseline there.
@@ -123,11 +139,11 @@ pub fn origin_claims(rows: &[Row]) -> Vec<Claim> {
         }
         if let Some(v) = get("varnish") {
             let bounds = (ORIGIN_OVER_VARNISH, ORIGIN_BYTES_OVER_VARNISH);
-            out.push(against_cache(&group, lr, v, "varnish", bounds));
+            out.push(against_cache(&group, ("lard-r", lr), ("varnish", v), bounds));
         }
         if let Some(v) = get("varnish-cluster") {
             let bounds = (LARGE_OVER_VARNISH_CLUSTER, LARGE_BYTES_OVER_VARNISH_CLUSTER);
-            out.push(against_cache(&group, lr, v, "varnish-cluster", bounds));
+            out.push(against_cache(&group, ("lard-r", lr), ("varnish-cluster", v), bounds));
         }
     }
     out

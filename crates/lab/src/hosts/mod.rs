@@ -11,8 +11,10 @@
 //! - `link`: a link's rate and queue, and the `tc` commands that shape it.
 //! - `subnet`: the run's private addresses.
 //! - `cleanup`: namespaces of runs that died.
+//! - `counters`: what crossed each host's link.
 
 mod cleanup;
+mod counters;
 mod iproute;
 mod link;
 mod namespace;
@@ -22,6 +24,7 @@ use std::net::Ipv4Addr;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+pub use counters::{parse_sent, since as link_bytes_since, LinkBytes};
 pub use link::{LinkShape, Queue, Rate};
 pub use namespace::Entered;
 pub use subnet::Subnet;
@@ -183,6 +186,27 @@ impl Hosts {
             }
         }
         Ok(())
+    }
+
+    /// What each host's link has carried so far, hosts in the order they were created.
+    pub fn link_bytes(&self) -> Result<Vec<LinkBytes>> {
+        let hosts = self.state.lock().unwrap_or_else(|e| e.into_inner()).hosts.clone();
+        let sent = |ns: &Namespace, dev: &str| -> Result<u64> {
+            let shown = ns.tc(&["-s", "class", "show", "dev", dev, "classid", "1:1"])?;
+            parse_sent(&shown).ok_or_else(|| {
+                LabError::Invalid(format!("`tc -s class show dev {dev}` gave no byte count"))
+            })
+        };
+        hosts
+            .iter()
+            .map(|h| {
+                Ok(LinkBytes {
+                    host: h.name.clone(),
+                    sent: sent(&h.namespace, HOST_DEV)?,
+                    received: sent(&self.switch, &h.port)?,
+                })
+            })
+            .collect()
     }
 
     /// The run's network as the output describes it.

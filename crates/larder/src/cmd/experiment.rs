@@ -44,9 +44,12 @@ pub struct Args {
     /// lard, lard-r, hacc, class; lard, lard-r and hacc place targets alike on every
     /// router, POLICY/per-router keeps each router's own table instead, and hacc@N fixes
     /// HACC's subtrees at N directory levels), haproxy,
-    /// nginx; on the video workloads also the caching clusters varnish-cluster (Varnish
-    /// instances sharded by a front Varnish's shard director) and nginx-slice (nginx
-    /// proxy_cache with its slice module behind nginx's consistent hash) [default:
+    /// nginx; peers (larder's nodes as peers: every node takes clients, no router); in the
+    /// origin experiment on the video workloads (on any workload with --hosts) also the
+    /// caching clusters varnish-cluster (Varnish instances sharded by a front Varnish's
+    /// shard director), varnish-self-routing (every Varnish takes clients, its shard
+    /// director names the owner, a non-owner passes the request to it) and nginx-slice
+    /// (nginx proxy_cache with its slice module behind nginx's consistent hash) [default:
     /// wrr,least,hash,bounded,lard,lard-r,hacc,haproxy,nginx; classes: rr,class]. An anchor that is not installed is skipped with a warning. A system
     /// listed twice runs twice, the second time named NAME#2 (e.g. lard,lard-r,lard): an
     /// A/A control whose ratio to the first is the noise of the measurement itself.
