@@ -386,9 +386,10 @@ impl Loads {
         }
         let parts = targets
             .iter()
-            .map(|a| {
+            .enumerate()
+            .map(|(i, a)| {
                 let base = BaseUrl::parse(&format!("http://{a}/"))?;
-                let plans = Plans::new(&base, w, dynamic)?;
+                let plans = Plans::new(&base, w, dynamic, (i, targets.len()))?;
                 Ok((base, plans))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -437,10 +438,19 @@ struct Plans {
 }
 
 impl Plans {
-    fn new(base: &BaseUrl, w: &Workload, dynamic: Option<&Workload>) -> Result<Plans> {
+    /// The plans of `part` (its index, and how many there are) of the load: its share of
+    /// the workload's stream, every `parts`-th request from its index on, so that loads
+    /// spread over several addresses ask together what one load would have asked.
+    fn new(
+        base: &BaseUrl,
+        w: &Workload,
+        dynamic: Option<&Workload>,
+        (part, parts): (usize, usize),
+    ) -> Result<Plans> {
         let plan = |w: &Workload| {
             let paths = w.paths.iter().map(|p| base.join(p)).collect();
-            let plan = Plan::flat(paths, w.stream.iter().copied())?;
+            let share = w.stream.iter().copied().skip(part).step_by(parts.max(1));
+            let plan = Plan::flat(paths, share)?;
             if w.shapes.is_empty() {
                 Ok(plan)
             } else {

@@ -274,6 +274,77 @@ fn an_experiment_runs_every_system_at_each_link_rate_and_leaves_nothing() {
     assert!(namespaces_of(pid).is_empty(), "the experiment removed its hosts");
 }
 
+#[test]
+#[ignore = "needs root, iproute2, nginx and varnish: scripts/test-hosts.sh runs it"]
+fn peers_and_a_self_routing_varnish_cluster_cache_an_origin_on_hosts_and_leave_nothing() {
+    let _one = serial();
+    let tmp = TempDir::new("experiment-hosts-origin");
+    let out = tmp.0.join("out");
+    let args = [
+        "bench",
+        "experiment",
+        "origin",
+        "--hosts",
+        "--link-rate",
+        "100mbit",
+        "--systems",
+        "peers,varnish-self-routing",
+        "--workloads",
+        "static-uniform",
+        "--cache-mb",
+        "2,2",
+        "--dataset-mb",
+        "3",
+        "--users",
+        "4",
+        "--duration",
+        "1s",
+        "--warmup",
+        "1s",
+        "--rounds",
+        "1",
+    ];
+    let output = output_within(
+        Command::new(env!("CARGO_BIN_EXE_larder"))
+            .args(args)
+            .arg("--out")
+            .arg(&out)
+            .arg("--store-dir")
+            .arg(tmp.0.join("store")),
+        START,
+    );
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{text}{}", String::from_utf8_lossy(&output.stderr));
+    let rows: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("rows.json")).unwrap()).unwrap();
+    let rows = rows.as_array().expect("rows.json is a list of rows");
+    let systems: Vec<&str> = rows.iter().filter_map(|r| r["system"].as_str()).collect();
+    assert_eq!(systems, ["peers", "varnish-self-routing"], "{text}");
+    for row in rows {
+        assert!(row["errors"] == 0 && row["requests"].as_u64() > Some(0), "{text}");
+        // Measured at the origin: the bytes its host's link sent, every host's link apart,
+        // and the clients' load spread over the caches, each of which took some.
+        assert!(row["origin_bytes_per_request"].as_f64().is_some(), "{row}");
+        let links = row["link_bytes"].as_array().expect("every host's link");
+        let sent =
+            |host: &str| links.iter().find(|l| l["host"] == host).and_then(|l| l["sent"].as_u64());
+        assert!(sent("origin").is_some() && sent("client") > Some(0), "{row}");
+        assert!(row["p99_ms"].as_f64().is_some_and(|p| p > 0.0), "{row}");
+    }
+    let by = |system: &str, host: &str| {
+        let row = rows.iter().find(|r| r["system"] == system).unwrap();
+        let links = row["link_bytes"].as_array().unwrap();
+        links.iter().find(|l| l["host"] == host).and_then(|l| l["received"].as_u64())
+    };
+    for (system, hosts) in [("peers", ["p1", "p2"]), ("varnish-self-routing", ["n1", "n2"])] {
+        for host in hosts {
+            assert!(by(system, host) > Some(0), "{system}: {host} took no requests: {text}");
+        }
+    }
+    let pid = output_pid(&text);
+    assert!(namespaces_of(pid).is_empty(), "the experiment removed its hosts");
+}
+
 /// The run's pid, from the namespace names its header prints (`larder-PID-…`).
 fn output_pid(text: &str) -> u32 {
     let at = text.find("(larder-").expect("the header names the namespaces") + "(larder-".len();
