@@ -384,11 +384,20 @@ impl Loads {
                 "the dynamic requests' open loops go to one front-end address".into(),
             ));
         }
+        // One site: every load names the first address as its `Host`, as a site's
+        // clients name the site whichever server a layer-4 switch gives them, so caches
+        // that key on the host (Varnish's built-in hash does) store one copy of a URL.
+        let site = BaseUrl::parse(&format!(
+            "http://{}/",
+            targets.first().copied().unwrap_or(ANY_LOCAL_PORT)
+        ))?
+        .host;
         let parts = targets
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                let base = BaseUrl::parse(&format!("http://{a}/"))?;
+                let base =
+                    BaseUrl { host: site.clone(), ..BaseUrl::parse(&format!("http://{a}/"))? };
                 let plans = Plans::new(&base, w, dynamic, (i, targets.len()))?;
                 Ok((base, plans))
             })
