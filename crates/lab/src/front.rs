@@ -37,6 +37,8 @@ pub enum System {
 
 /// The name of [`System::Peers`].
 const PEERS: &str = "peers";
+/// The policy of [`System::Peers`]' distributors.
+const PEERS_POLICY: PolicyKind = PolicyKind::LardR;
 
 impl System {
     /// larder route with `policy` and the default placement and mapping.
@@ -360,10 +362,11 @@ fn larder_config(
     c
 }
 
-/// The distributors' config of [`System::Peers`]: a router's default policy, as a router
-/// of the experiments runs it (the peers fill in the nodes).
+/// The distributors' config of [`System::Peers`]: lard-r with the shared placement (what
+/// `larder peer` runs by default), as a router of the experiments runs it (the peers fill
+/// in the nodes).
 pub fn peer_config(setup: &RouterSetup) -> RouterConfig {
-    larder_config(RouterConfig::default().policy.kind, PlacementMode::default(), setup, &[])
+    larder_config(PEERS_POLICY, PlacementMode::Shared, setup, &[])
 }
 
 /// The nodes the lab started, as the router's config names them: short names (n1, n2, …)
@@ -382,6 +385,17 @@ pub fn started_nodes(nodes: &[(String, SocketAddr)]) -> Vec<NodeConfig> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peers_place_by_lard_r_over_no_nodes_of_their_own_yet() {
+        let setup =
+            RouterSetup { threads: 1, cpu: None, dynamic_pool: Vec::new(), weights: vec![2, 1] };
+        let c = peer_config(&setup);
+        assert_eq!((c.policy.kind, c.policy.placement), (PolicyKind::LardR, PlacementMode::Shared));
+        assert!(c.nodes.is_empty());
+        assert_eq!("peers".parse::<System>(), Ok(System::Peers));
+        assert_eq!(System::Peers.to_string(), "peers");
+    }
 
     #[test]
     fn names_round_trip() {
