@@ -7,7 +7,10 @@
 #
 # For each size in SIZES (KB), h2load (one thread, CLIENTS connections × STREAMS
 # concurrent streams each) runs DURATION seconds against each front-end in turn, rounds
-# A B C A B C…, ROUNDS times. Prints each run's requests per second and the CPU time the
+# A B C A B C…, ROUNDS times. With REQUESTS set, each run is instead a fixed count of
+# requests (`h2load -n REQUESTS`): every front-end then does the same work per run, and
+# the requests/s and CPU per request of a pair are steadier on a busy machine than runs
+# of a fixed time (whose first and last moments count differently). Prints each run's requests per second and the CPU time the
 # front-end spent per request (user + system of all its processes and threads, from
 # /proc, over the run, divided by the requests that succeeded), then the medians and the
 # median over rounds of the ratios larder / HAProxy and larder / nginx. h2load, the
@@ -15,11 +18,12 @@
 # settings are the same for all three front-ends.
 #
 # The certificate is the router tests' (crates/router/tests/tls). Settings (environment):
-# ROUNDS (5), DURATION seconds per run (5), SIZES ("1 64"), CLIENTS (50), STREAMS (10),
+# ROUNDS (5), DURATION seconds per run (5), REQUESTS (unset: timed runs), SIZES ("1 64"), CLIENTS (50), STREAMS (10),
 # THREADS (1), LARDER (path to a release binary; built if unset), ROUTE_ARGS (more
 # `larder route` flags), LARDER_BASELINE (another larder binary, e.g. a build of the
 # parent commit: it then runs too, as a fourth front-end in every round, and the median
-# ratios larder / baseline are printed), BASELINE_ARGS (its extra flags). Installs h2load (nghttp2-client), haproxy and nginx with apt-get
+# ratios larder / baseline are printed), BASELINE_ARGS (its extra flags), NGINX (1; 0
+# leaves the nginx front-end out of the rounds). Installs h2load (nghttp2-client), haproxy and nginx with apt-get
 # when missing. Touches only loopback.
 set -euo pipefail
 
@@ -29,6 +33,8 @@ SIZES=${SIZES:-"1 64"}
 CLIENTS=${CLIENTS:-50}
 STREAMS=${STREAMS:-10}
 THREADS=${THREADS:-1}
+REQUESTS=${REQUESTS:-}
+NGINX=${NGINX:-1}
 ROUTE_ARGS=${ROUTE_ARGS:-}
 BASELINE_ARGS=${BASELINE_ARGS:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -145,11 +151,18 @@ cpu_ticks() {
 }
 hz=$(getconf CLK_TCK)
 
+# How much each run does: a fixed time, or a fixed count of requests.
+if [ -n "$REQUESTS" ]; then
+    amount=(-n "$REQUESTS")
+else
+    amount=(-D "$DURATION")
+fi
+
 # run NAME PID PORT KB: one h2load run; appends "NAME KB req/s succeeded cpu_us" to runs.
 run() {
     local before after out rps ok failed cpu_us
     before=$(cpu_ticks "$2")
-    out=$(h2load -t 1 -c "$CLIENTS" -m "$STREAMS" -D "$DURATION" \
+    out=$(h2load -t 1 -c "$CLIENTS" -m "$STREAMS" "${amount[@]}" \
         "https://127.0.0.1:$3/$4.bin" 2>&1)
     after=$(cpu_ticks "$2")
     rps=$(awk '/^finished in/ { print $4 }' <<<"$out")
@@ -169,7 +182,7 @@ run() {
 echo "machine: $(nproc) cores; back-end nginx (1 worker) $backend; $("$(tool_path haproxy)" -v | head -1); $("$nginx" -v 2>&1)"
 echo "front-ends with $THREADS thread(s) each: larder route --threads $THREADS $ROUTE_ARGS, haproxy nbthread $THREADS, nginx worker_processes $THREADS; TLS with the same certificate"
 if [ -n "${LARDER_BASELINE:-}" ]; then echo "baseline: $LARDER_BASELINE route --threads $THREADS $BASELINE_ARGS"; fi
-echo "h2load -t 1 -c $CLIENTS -m $STREAMS -D $DURATION, over TLS (ALPN h2); nothing pinned; $ROUNDS rounds A B C per size"
+echo "h2load -t 1 -c $CLIENTS -m $STREAMS ${amount[*]}, over TLS (ALPN h2); nothing pinned; $ROUNDS rounds A B C per size"
 # Warm every path (TLS sessions aside, connections to the back-end).
 for port in "$larder_tls" "$haproxy_tls" "$nginx_tls" ${base_tls:-}; do
     h2load -t 1 -c "$CLIENTS" -m "$STREAMS" -D 1 "https://127.0.0.1:$port/1.bin" >/dev/null 2>&1 || true
@@ -179,7 +192,7 @@ for kb in $SIZES; do
         echo "-- $kb KB round $round"
         run larder "$larder_pid" "$larder_tls" "$kb"
         run haproxy "$haproxy_pid" "$haproxy_tls" "$kb"
-        run nginx "$nginx_pid" "$nginx_tls" "$kb"
+        if [ "$NGINX" = 1 ]; then run nginx "$nginx_pid" "$nginx_tls" "$kb"; fi
         if [ -n "${LARDER_BASELINE:-}" ]; then run baseline "$base_pid" "$base_tls" "$kb"; fi
     done
 done

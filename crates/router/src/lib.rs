@@ -351,12 +351,15 @@ async fn handshake_then_serve(
     let limit = settings.config.timeouts.header;
     drop(settings);
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-    if let Ok(Ok(stream)) = tokio::time::timeout(limit, acceptor.accept(stream)).await {
-        if stream.get_ref().1.alpn_protocol() == Some(tls::ALPN_H2) {
-            http2::serve(stream, peer, cluster, log, drain, pools).await;
-        } else {
-            conn::Connection::new(stream, peer, cluster, log, drain, pools).run().await;
-        }
+    // The handshake in a box of its own, freed once it is done, and each protocol in one
+    // sized for it: a TLS session held inline here would be kept twice by every
+    // connection (the handshake's copy beside the protocol's), for the connection's life.
+    let accepted = Box::pin(tokio::time::timeout(limit, acceptor.accept(stream))).await;
+    let Ok(Ok(stream)) = accepted else { return };
+    if stream.get_ref().1.alpn_protocol() == Some(tls::ALPN_H2) {
+        http2::serve(stream, peer, cluster, log, drain, pools).await;
+    } else {
+        Box::pin(conn::Connection::new(stream, peer, cluster, log, drain, pools).run()).await;
     }
 }
 

@@ -21,10 +21,12 @@ mod stream;
 mod write_batch;
 mod write_through;
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinSet;
@@ -58,25 +60,60 @@ pub(crate) struct Shared {
 
 /// Serve one HTTP/2 client connection until it closes, breaks the protocol or a limit,
 /// idles, or the router drains (then `GOAWAY`: streams already open finish, no new one
-/// starts). Returns once every stream's task has ended, so its requests are accounted.
-pub(crate) async fn serve<T>(
+/// starts). The future returned ends once every stream's task has ended, so its requests
+/// are accounted.
+///
+/// Not an `async fn`: an async function keeps its arguments for its whole life beside
+/// what they are moved into, and `io` (a TLS session over TLS) would then be held once
+/// more by every idle connection. Here it is moved, through the writer and the flood
+/// guard, into h2's handshake, which is boxed apart and freed once the connection is up.
+pub(crate) fn serve<T>(
     io: T,
     peer: SocketAddr,
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
     drain: DrainWait,
     pools: Pools,
-) where
+) -> impl Future<Output = ()>
+where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let turns = Turns::default();
-    let io = WriteBatch::new(io, cluster.settings().config.http2.write_batch_bytes, turns.clone());
-    turns.counting(serve_batched(io, peer, cluster, access_log, drain, pools)).await
+    let settings = cluster.settings();
+    let http2 = &settings.config.http2;
+    let io = WriteBatch::new(io, http2.write_batch_bytes, turns.clone());
+    let io = FloodGuard::new(io, http2.max_control_frames_per_second);
+    let mut builder = http2.builder();
+    if settings.config.limits.upgrades {
+        builder.enable_connect_protocol();
+    }
+    let limits = Limits {
+        header: settings.config.timeouts.header,
+        idle: settings.config.timeouts.idle,
+        max_streams: http2.max_concurrent_streams as usize,
+    };
+    drop(settings);
+    let handshake = Box::pin(builder.handshake::<_, bytes::Bytes>(io));
+    turns.counting(serve_streams(handshake, limits, peer, cluster, access_log, drain, pools))
 }
 
-/// `serve`, over a writer that gathers each turn's frames.
-async fn serve_batched<T>(
-    io: WriteBatch<T>,
+/// The limits `serve` reads once, at the start.
+struct Limits {
+    /// How long the client has to complete h2's handshake (the header timeout).
+    header: Duration,
+    /// How long the connection may stay without streams before it is closed.
+    idle: Duration,
+    /// Stream tasks running at most.
+    max_streams: usize,
+}
+
+/// h2's handshake of a connection, before it is up.
+type Handshake<T> = Pin<Box<h2::server::Handshake<FloodGuard<WriteBatch<T>>, bytes::Bytes>>>;
+
+/// `serve` from h2's handshake on, over a writer that gathers each turn's frames.
+async fn serve_streams<T>(
+    handshake: Handshake<T>,
+    limits: Limits,
     peer: SocketAddr,
     cluster: Arc<Cluster>,
     access_log: Option<Arc<AccessLog>>,
@@ -85,16 +122,8 @@ async fn serve_batched<T>(
 ) where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let settings = cluster.settings();
-    let mut builder = settings.config.http2.builder();
-    if settings.config.limits.upgrades {
-        builder.enable_connect_protocol();
-    }
-    let io = FloodGuard::new(io, settings.config.http2.max_control_frames_per_second);
-    let (header, idle) = (settings.config.timeouts.header, settings.config.timeouts.idle);
-    let max_streams = settings.config.http2.max_concurrent_streams as usize;
-    drop(settings);
-    let handshake = tokio::time::timeout(header, builder.handshake::<_, bytes::Bytes>(io)).await;
+    let Limits { header, idle, max_streams } = limits;
+    let handshake = tokio::time::timeout(header, handshake).await;
     let Ok(Ok(mut connection)) = handshake else { return };
     let counts = cluster.http2_counts();
     let _open = counts.connection_opened();
