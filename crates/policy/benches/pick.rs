@@ -16,7 +16,7 @@
 //! `--same-mix` holds the load pattern alike across sizes: each Zipf rank stands for
 //! nodes/8 targets of equal popularity, so no target asks more of one node's share than at
 //! 8 nodes (over a fixed 200,000 targets the hottest asks 0.15 of a node's share at 8
-//! nodes and 190 node's shares at 10,000, so `bounded` spills far more often there).
+//! nodes and 190 nodes' shares at 10,000, so `bounded` spills far more often there).
 //! `--pattern` prints, for `bounded`, that load pattern at each size: the share of nodes
 //! at the bound, of picks whose home is at it, and the ring points a pick reads.
 //!
