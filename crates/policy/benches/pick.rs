@@ -1,5 +1,5 @@
 //! The cost of one pick against the size of the cluster:
-//! `cargo bench -p policy --bench pick [-- PICKS] [POLICY…]` (default 2 M picks a
+//! `cargo bench -p policy --bench pick [-- PICKS] [--same-mix] [--pattern] [POLICY…]` (default 2 M picks a
 //! measurement, every policy).
 //!
 //! A timing claim lives here, not in a test. For every policy, one pick is timed at 8,
@@ -13,6 +13,13 @@
 //! bookkeeping (starting and finishing the same requests without picking, timed alone),
 //! so that a cost that grows with the cluster is the policy's, not the bench's.
 //!
+//! `--same-mix` holds the load pattern alike across sizes: each Zipf rank stands for
+//! nodes/8 targets of equal popularity, so no target asks more of one node's share than at
+//! 8 nodes (over a fixed 200,000 targets the hottest asks 0.15 of a node's share at 8
+//! nodes and 190 nodes' shares at 10,000, so `bounded` spills far more often there).
+//! `--pattern` prints, for `bounded`, that load pattern at each size: the share of nodes
+//! at the bound, of picks whose home is at it, and the ring points a pick reads.
+//!
 //! The library reads no clock and prints nothing (`clippy.toml`); a benchmark of it must.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods, clippy::disallowed_macros)]
 
@@ -20,6 +27,8 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Instant;
 
+use policy::bounded::load_bound;
+use policy::ring::{HashRing, RingConfig};
 use policy::{build, LoadView, NodeId, NodeState, Policy, PolicyKind, PolicySpec, Target};
 
 const SIZES: [usize; 4] = [8, 100, 1_000, 10_000];
@@ -37,8 +46,9 @@ impl Rng {
     }
 }
 
-/// Target keys drawn Zipf(0.8) over [`TARGETS`] ranks.
-fn stream(picks: usize) -> Vec<Target> {
+/// Target keys drawn Zipf(0.8) over [`TARGETS`] ranks, each rank standing for `copies`
+/// targets of equal popularity (1: the rank is the target).
+fn stream(picks: usize, copies: u64) -> Vec<Target> {
     let mut sum = 0.0;
     let cdf: Vec<f64> = (1..=TARGETS)
         .map(|k| {
@@ -51,9 +61,50 @@ fn stream(picks: usize) -> Vec<Target> {
         .map(|_| {
             let u = rng.unit() * sum;
             let rank = cdf.partition_point(|&c| c < u) as u64;
-            Target::from_key(rank.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            let copy = if copies > 1 { (rng.unit() * copies as f64) as u64 } else { 0 };
+            let key = (rank + copy * TARGETS).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            Target::from_key(key)
         })
         .collect()
+}
+
+/// What `bounded` meets at `nodes` over `targets` (the second pass, as timed): the share
+/// of nodes at the bound (sampled every 64 picks), of picks whose home is at it, and the
+/// ring points a pick reads (up to the first point of the node it picks).
+fn load_pattern(nodes: usize, targets: &[Target]) -> (f64, f64, f64) {
+    let spec = PolicySpec::new(PolicyKind::Bounded);
+    let mut policy = build(&spec).expect("a policy");
+    let states = NodeState::uniform(nodes);
+    policy.membership(&states, 0);
+    let mut ring = HashRing::new(RingConfig::default());
+    ring.rebuild(&states);
+    let mut view = LoadView::new(nodes);
+    let mut in_flight = VecDeque::with_capacity(30 * nodes + 1);
+    let (mut full, mut samples, mut spilled, mut points) = (0.0, 0u64, 0u64, 0u64);
+    for pass in 0..2 {
+        for (i, target) in targets.iter().enumerate() {
+            let node = policy.pick(target, &view, 0).expect("a node");
+            if pass == 1 {
+                let bound = load_bound(spec.balance_factor, view.total_in_flight(), nodes);
+                let at_bound = |n: NodeId| u64::from(view.in_flight(n)) >= bound;
+                spilled += u64::from(ring.primary(target.key).is_some_and(at_bound));
+                points += ring.walk(target.key).position(|n| n == node).map_or(0, |p| p + 1) as u64;
+                if i % 64 == 0 {
+                    let count = (0..nodes).filter(|&n| at_bound(NodeId(n as u32))).count();
+                    full += count as f64 / nodes as f64;
+                    samples += 1;
+                }
+            }
+            view.started(node);
+            in_flight.push_back(node);
+            if in_flight.len() > 30 * nodes {
+                let done = in_flight.pop_front().expect("in flight");
+                view.finished(done);
+            }
+        }
+    }
+    let picks = targets.len() as f64;
+    (full / samples as f64, spilled as f64 / picks, points as f64 / picks)
 }
 
 /// Nanoseconds per pick of `kind` at `nodes` over `targets` (after the first pass, which
@@ -115,7 +166,28 @@ fn main() {
         .map(String::as_str)
         .filter(|a| a.parse::<usize>().is_err() && !a.starts_with('-'))
         .collect();
-    let targets = stream(picks);
+    let same_mix = args.iter().any(|a| a == "--same-mix");
+    // Each size's stream: the same one at every size, or the 8-node mix at each.
+    let streams: Vec<Vec<Target>> = SIZES
+        .iter()
+        .map(|&nodes| stream(picks, if same_mix { (nodes as u64 / 8).max(1) } else { 1 }))
+        .collect();
+    if args.iter().any(|a| a == "--pattern") {
+        println!("bounded's load pattern over the timed pass ({picks} picks):");
+        println!(
+            "{:>8} {:>16} {:>16} {:>16}",
+            "nodes", "nodes at bound", "home at bound", "points a pick"
+        );
+        for (&nodes, targets) in SIZES.iter().zip(&streams) {
+            let (full, spilled, points) = load_pattern(nodes, targets);
+            println!(
+                "{nodes:>8} {:>15.2}% {:>15.2}% {points:>16.2}",
+                100.0 * full,
+                100.0 * spilled
+            );
+        }
+        return;
+    }
     let kinds = [
         PolicyKind::Rr,
         PolicyKind::Wrr,
@@ -126,7 +198,8 @@ fn main() {
         PolicyKind::LardR,
         PolicyKind::Hacc,
     ];
-    println!("ns per pick, median of {ROUNDS} rounds of {picks} picks (sizes in turn);");
+    let mix = if same_mix { "the 8-node mix at every size" } else { "one stream at every size" };
+    println!("ns per pick, median of {ROUNDS} rounds of {picks} picks (sizes in turn; {mix});");
     println!(
         "gross: as timed, with the bench's bookkeeping; net: less that bookkeeping timed alone"
     );
@@ -139,7 +212,7 @@ fn main() {
         let mut net = vec![Vec::new(); SIZES.len()];
         for _ in 0..ROUNDS {
             for (i, &nodes) in SIZES.iter().enumerate() {
-                let (picks, bookkeeping) = ns_per_pick(kind, nodes, &targets);
+                let (picks, bookkeeping) = ns_per_pick(kind, nodes, &streams[i]);
                 gross[i].push(picks);
                 net[i].push(picks - bookkeeping);
             }

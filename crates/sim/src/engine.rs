@@ -344,6 +344,14 @@ impl<'w> Simulator<'w> {
                     next_publish = (now / publish_every + 1) * publish_every;
                 }
                 let request = w.requests[index as usize];
+                // Likewise the next request's target, as the policy and the node read it.
+                if let Some(r) = w.requests.get(index as usize + 1) {
+                    let t = r.target as usize;
+                    std::hint::black_box((
+                        targets.get(t).map(|t| t.key),
+                        costs.get(t).map(|c| c.size),
+                    ));
+                }
                 if churn.pending() {
                     if let Some(restarted) = churn.due(request.time_ms) {
                         for i in restarted {
@@ -396,6 +404,11 @@ impl<'w> Simulator<'w> {
             }
 
             let Some((time, server, slot)) = events.pop() else { break };
+            // Start reading the next event's flight and its target's costs now, so those
+            // cache misses overlap this event's work instead of stalling the next.
+            if let Some(f) = events.peek_slot().and_then(|next| flights.get(next as usize)) {
+                std::hint::black_box(costs.get(f.target as usize).map(|c| c.size));
+            }
             now = time;
             cpus.ended(server, now, &mut events);
             let f = &mut flights[slot as usize];

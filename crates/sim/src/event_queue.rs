@@ -97,6 +97,12 @@ impl EventQueue {
         }
     }
 
+    /// The slot of the earliest completion, without taking it.
+    pub(crate) fn peek_slot(&self) -> Option<u32> {
+        let server = self.heads.peek()? as u32;
+        self.fifo[server as usize].front().map(|&(_, slot)| slot)
+    }
+
     /// The earliest completion as `(time, server, slot)`.
     pub(crate) fn pop(&mut self) -> Option<(u64, u32, u32)> {
         let server = self.heads.peek()? as u32;
@@ -133,6 +139,8 @@ mod tests {
                         model.insert((time, server, n as u32));
                     }
                     None => {
+                        let next = model.first().map(|&(_, _, slot)| slot);
+                        prop_assert_eq!(q.peek_slot(), next);
                         prop_assert_eq!(q.pop(), model.pop_first());
                     }
                 }
