@@ -3,6 +3,7 @@
 
 use crate::access_log::LogEntry;
 use crate::disk;
+use crate::hand_on::SharedHandOn;
 use crate::reply::{error, FileStream, Reply, ReplyCtx};
 use crate::request_body::RequestBody;
 use crate::respond::respond;
@@ -46,6 +47,11 @@ struct Conn {
     /// Start of the unparsed bytes in `inbuf`.
     pos: usize,
     out: Vec<u8>,
+    /// On an adopted connection whose first request has been answered, where later
+    /// requests belong (`hand_on.rs`); none on every other connection.
+    hand_on: Option<SharedHandOn>,
+    /// The adopted connection's [`Conn::hand_on`], until its first request is answered.
+    hand_on_later: Option<SharedHandOn>,
 }
 
 /// Keeps `in_flight` right on every exit path, errors included.
@@ -63,7 +69,9 @@ pub async fn serve_connection(node: Rc<NodeState>, stream: TcpStream, peer: Sock
 }
 
 /// Serve a connection whose first bytes, `read`, were read by someone else (a router that
-/// handed it over), as if they had just arrived.
+/// handed it over), as if they had just arrived. Its first request is served here; a
+/// later one that belongs to another node is handed on to it when the node has a
+/// [`crate::HandOn`].
 pub async fn serve_connection_from(
     node: Rc<NodeState>,
     stream: TcpStream,
@@ -71,8 +79,19 @@ pub async fn serve_connection_from(
     read: Vec<u8>,
 ) {
     Counters::add(&node.counters.open_connections, 1);
-    let mut conn =
-        Conn { node: Rc::clone(&node), stream, peer, inbuf: read, pos: 0, out: Vec::new() };
+    let mut conn = Conn {
+        node: Rc::clone(&node),
+        stream,
+        peer,
+        inbuf: read,
+        pos: 0,
+        out: Vec::new(),
+        hand_on: None,
+        hand_on_later: None,
+    };
+    if !conn.inbuf.is_empty() {
+        conn.hand_on_later = node.config.handoff.as_ref().and_then(|h| h.hand_on.clone());
+    }
     // An I/O error only ends this connection; there is nobody to tell.
     let _ = conn.run().await;
     Counters::sub(&node.counters.open_connections, 1);
@@ -94,6 +113,9 @@ impl Conn {
                 let head = match parse_head(&self.inbuf[self.pos..], &self.node.config.limits) {
                     Ok(None) => break,
                     Ok(Some((head, n))) => {
+                        if self.hand_on.is_some() && Box::pin(self.hand_on(&head)).await? {
+                            return Ok(());
+                        }
                         self.pos += n;
                         head
                     }
@@ -123,6 +145,9 @@ impl Conn {
                 request_start = None;
                 if self.answer(&head, passed.then_some(framing)).await? {
                     return self.flush().await;
+                }
+                if self.hand_on_later.is_some() {
+                    self.hand_on = self.hand_on_later.take();
                 }
                 if self.out.len() >= FLUSH_AT {
                     self.flush().await?;
@@ -166,6 +191,28 @@ impl Conn {
                 Ok(Err(e)) => return Err(e),
             }
         }
+    }
+
+    /// Offer the connection, from the first byte of the request `head` (at `pos`) on, to
+    /// the node it belongs to, once every earlier answer is written; true when that node
+    /// took it (the caller then lets its copy go untouched). A request with a body, an
+    /// upgrade or a target that is not origin-form stays here.
+    #[cold]
+    async fn hand_on(&mut self, head: &RequestHead) -> io::Result<bool> {
+        let Some(SharedHandOn(hand_on)) = self.hand_on.clone() else { return Ok(false) };
+        let plain = matches!(head.method, Method::Get | Method::Head)
+            && head.target.starts_with('/')
+            && head.header("content-length").is_none()
+            && head.header("transfer-encoding").is_none()
+            && head.header("upgrade").is_none();
+        if !plain {
+            return Ok(false);
+        }
+        let host = head.header("host");
+        let Some(elsewhere) = hand_on.elsewhere(&head.target, host) else { return Ok(false) };
+        // Earlier answers go first: the next node writes after them.
+        self.flush().await?;
+        Ok(elsewhere.offer(&self.stream, self.peer, &self.inbuf[self.pos..]).await)
     }
 
     /// Answer one request, reading its body framed as `body` while answering when it is

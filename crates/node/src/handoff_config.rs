@@ -1,6 +1,7 @@
 //! What a node adopting handed-off connections is told (`--handoff-socket` and its
 //! limits); `handoff.rs` does the adopting.
 
+use crate::hand_on::SharedHandOn;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -20,6 +21,10 @@ pub struct HandoffConfig {
     /// How long the exchange with a router may take, message to commit, before the node
     /// drops the connection it was offered. Default is 2000 ms.
     pub timeout: Duration,
+    /// Where later requests on an adopted connection belong, when this node runs beside
+    /// a distributor: one that belongs to another node is handed on to it. Default is
+    /// none: the node serves every request on a connection it adopted.
+    pub hand_on: Option<SharedHandOn>,
 }
 
 impl HandoffConfig {
@@ -29,6 +34,7 @@ impl HandoffConfig {
             max_connections: 4096,
             max_message_bytes: 64 * 1024,
             timeout: Duration::from_secs(2),
+            hand_on: None,
         }
     }
 }

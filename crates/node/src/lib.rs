@@ -33,7 +33,8 @@
 //!   client, the HTTP caching rules, the object store, coalesced misses, 502/504.
 //! - `handoff.rs`: adopting client connections a router on this host passes over a Unix
 //!   socket (SCM_RIGHTS, [`wire::Handoff`]), served from the bytes the router read;
-//!   [`handoff_config`]: its socket and limits ([`HandoffConfig`]).
+//!   [`handoff_config`]: its socket and limits ([`HandoffConfig`]); [`hand_on`]: passing
+//!   such a connection on when a later request on it belongs to another node (peers).
 //! - [`config`]: every limit and switch, with safe defaults; [`error`]: [`NodeError`].
 
 // `unsafe` only in the modules marked `allow(unsafe_code)` below (libc calls the standard
@@ -54,6 +55,7 @@ mod dynamic_route;
 pub mod error;
 #[cfg(feature = "clap")]
 pub mod flags;
+pub mod hand_on;
 mod handoff;
 pub mod handoff_config;
 pub mod holdings;
@@ -82,6 +84,7 @@ pub use dynamic::DynamicConfig;
 pub use error::NodeError;
 #[cfg(feature = "clap")]
 pub use flags::{Flags, FlagsError};
+pub use hand_on::{Elsewhere, HandOn, SharedHandOn};
 pub use handoff_config::HandoffConfig;
 pub use http1::Limits;
 #[cfg(feature = "clap")]

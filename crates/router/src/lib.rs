@@ -82,6 +82,7 @@ mod drain;
 pub mod error;
 mod ewma;
 mod exchange;
+mod hand_on;
 mod handoff;
 mod head;
 mod health;
@@ -121,6 +122,7 @@ pub use config::{
     Http2Config, NodeAddr, NodeConfig, NodeTlsConfig, RouterConfig, SniCertificate, TlsConfig,
 };
 pub use error::RouterError;
+pub use hand_on::PeerHandOn;
 pub use log::event;
 pub use overrides::Overrides;
 
@@ -158,6 +160,12 @@ impl RouterHandle {
         self.pools.configure(&self.cluster.settings().config);
         event("info", "config reloaded", &[]);
         Ok(())
+    }
+
+    /// Answer `hand_on`'s questions (where a later request on a connection the peer's
+    /// node adopted belongs) with this router's placement.
+    pub fn place_hand_ons(&self, hand_on: &PeerHandOn) {
+        hand_on.attach(Arc::clone(&self.cluster));
     }
 
     /// Client connections open now.

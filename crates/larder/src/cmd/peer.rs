@@ -67,6 +67,13 @@ pub struct Args {
     /// address gives way to --listen, its DNS names to --peers-dns.
     #[arg(long, value_name = "FILE")]
     router_config: Option<PathBuf>,
+    /// Hand each plain HTTP/1.1 client connection to the node of its first request (this
+    /// peer's or another peer's on this host) over the node's --handoff-socket, instead of
+    /// relaying its responses; a later request on it that belongs to another node is
+    /// handed on to that node, and a handoff that fails is relayed as without this flag
+    /// (`[handoff] enabled` in --router-config).
+    #[arg(long, requires = "handoff_socket")]
+    handoff: bool,
     #[command(flatten, next_help_heading = "Node")]
     node: node::Flags,
 }
@@ -83,6 +90,7 @@ struct Peering {
     admin: Option<String>,
     name: Option<String>,
     router_config: Option<PathBuf>,
+    handoff: bool,
 }
 
 impl Peering {
@@ -99,6 +107,7 @@ impl Peering {
         };
         c.listen = self.listen;
         c.reuseport = true;
+        c.handoff.enabled |= self.handoff;
         if let Some(p) = self.policy {
             c.policy.kind = p;
         }
@@ -142,7 +151,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// distributor on a runtime beside it; the node stops once the distributor has drained.
 fn serve(args: Args) -> anyhow::Result<()> {
     let peers = args.node.peers.clone();
-    let (cfg, _docroot) = args.node.config()?;
+    let (mut cfg, _docroot) = args.node.config()?;
+    // The node asks the distributor where later requests on a connection it adopted belong.
+    let hand_on = router::PeerHandOn::new();
+    if let Some(h) = &mut cfg.handoff {
+        h.hand_on = Some(node::SharedHandOn(std::sync::Arc::new(hand_on.clone())));
+    }
     cfg.validate()?;
     super::node::raise_fd_limit(&cfg)?;
     let backend = std::net::TcpListener::bind(args.backend)
@@ -157,6 +171,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
         admin: args.admin,
         name: args.name,
         router_config: args.router_config,
+        handoff: args.handoff,
     };
     let config = peering.config()?;
     let (stop_node, node_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -170,7 +185,9 @@ fn serve(args: Args) -> anyhow::Result<()> {
         .context("starting the node")?;
     let runtime = super::route::runtime(config.worker_threads(), "larder-peer")?;
     let distributed =
-        runtime.block_on(super::route::distribute(config, Some(bound), move || peering.config()));
+        runtime.block_on(super::route::distribute(config, Some(bound), Some(hand_on), move || {
+            peering.config()
+        }));
     let _ = stop_node.send(());
     let served = node.join().map_err(|_| anyhow::anyhow!("the node's thread panicked"))?;
     distributed?;
@@ -236,6 +253,7 @@ mod tests {
             admin: None,
             name: Some("p1".into()),
             router_config: None,
+            handoff: false,
         };
         let c = peering.config().unwrap();
         assert!(c.reuseport);

@@ -43,7 +43,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn serve(args: Args) -> anyhow::Result<()> {
     let config = args.config()?;
     let threads = config.worker_threads();
-    runtime(threads, "larder-route")?.block_on(distribute(config, None, move || args.config()))
+    runtime(threads, "larder-route")?
+        .block_on(distribute(config, None, None, move || args.config()))
 }
 
 /// Serve as a router until SIGTERM or SIGINT (then drain): bind `config`'s listeners, say
@@ -52,6 +53,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
 pub(crate) async fn distribute(
     config: RouterConfig,
     backend: Option<SocketAddr>,
+    hand_on: Option<router::PeerHandOn>,
     reread: impl Fn() -> Result<RouterConfig, RouterError> + Send + 'static,
 ) -> anyhow::Result<()> {
     let threads = config.worker_threads();
@@ -78,6 +80,9 @@ pub(crate) async fn distribute(
     };
     // Built before the ready line, so a router that cannot start never says it is ready.
     let mut router = Router::new(config)?;
+    if let Some(hand_on) = hand_on {
+        router.handle().place_hand_ons(&hand_on);
+    }
     let admin_addr = admin.as_ref().map(TcpListener::local_addr).transpose()?;
     let addr = listener.local_addr()?;
     let tls = tls_listener.as_ref().map(TcpListener::local_addr).transpose()?;

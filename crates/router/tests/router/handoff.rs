@@ -5,9 +5,11 @@
 //! are relayed as before.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use router::config::{NodeConfig, RouterConfig};
+use router::PeerHandOn;
 use testkit::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixListener;
@@ -25,10 +27,12 @@ fn body(i: usize) -> Vec<u8> {
     (0..len).map(|k| b'a' + ((i * 7 + k) % 26) as u8).collect()
 }
 
-/// Two real larder nodes over one docroot, each adopting on a socket of its own.
+/// Two real larder nodes over one docroot, each adopting on a socket of its own and
+/// asking its own placement (attached when it runs as a peer) where later requests belong.
 struct Cluster {
     nodes: InProcessNodes,
     sockets: Vec<PathBuf>,
+    hand_ons: Vec<PeerHandOn>,
     dir: TempDir,
 }
 
@@ -41,15 +45,33 @@ impl Cluster {
             std::fs::write(root.join(format!("f{i}.txt")), body(i)).unwrap();
         }
         let sockets: Vec<PathBuf> = (0..2).map(|i| dir.0.join(format!("n{i}.sock"))).collect();
-        let configs = sockets.iter().map(|s| {
+        let hand_ons: Vec<PeerHandOn> = sockets.iter().map(|_| PeerHandOn::new()).collect();
+        let configs = sockets.iter().zip(&hand_ons).map(|(s, hand_on)| {
             let mut cfg = node::Config::new(&root);
             cfg.disk_threads = 1;
             cfg.shutdown_grace = Duration::from_secs(5);
-            cfg.handoff = Some(node::HandoffConfig::new(s));
+            let mut handoff = node::HandoffConfig::new(s);
+            handoff.hand_on = Some(node::SharedHandOn(Arc::new(hand_on.clone())));
+            cfg.handoff = Some(handoff);
             cfg
         });
         let nodes = InProcessNodes::start(configs.collect::<Vec<_>>());
-        Cluster { nodes, sockets, dir }
+        Cluster { nodes, sockets, hand_ons, dir }
+    }
+
+    /// Each node's distributor, as `larder peer --handoff` runs them: every one places
+    /// over both nodes, its own node the local one, and its node asks it where later
+    /// requests on an adopted connection belong.
+    async fn peers(&self) -> Vec<RunningRouter> {
+        let mut peers = Vec::new();
+        for (i, hand_on) in self.hand_ons.iter().enumerate() {
+            let mut config = self.router_config(true);
+            config.local_node = Some(self.nodes.addrs[i]);
+            let peer = self.started(config).await;
+            peer.handle.place_hand_ons(hand_on);
+            peers.push(peer);
+        }
+        peers
     }
 
     fn router_config(&self, handoff: bool) -> RouterConfig {
@@ -75,7 +97,11 @@ impl Cluster {
 
     /// A router that has heard every node's socket from its load reports.
     async fn router(&self, handoff: bool) -> RunningRouter {
-        let router = RunningRouter::start(self.router_config(handoff)).await;
+        self.started(self.router_config(handoff)).await
+    }
+
+    async fn started(&self, config: RouterConfig) -> RunningRouter {
+        let router = RunningRouter::start(config).await;
         let all_advertised = |s: &serde_json::Value| {
             s["nodes"].as_array().is_some_and(|nodes| {
                 nodes.len() == 2 && nodes.iter().all(|n| n["report"]["handoff_socket"].is_string())
@@ -156,6 +182,110 @@ async fn requests_that_belong_to_other_nodes_are_served_byte_exact() {
     assert!(handoffs(&router, 1, 0).await);
     router.stop().await;
     cluster.stop();
+}
+
+/// Which node (`n0`, `n1`) owns each file, as a relaying router places them.
+async fn owners(cluster: &Cluster) -> Vec<String> {
+    let relay = cluster.router(false).await;
+    let mut c = Client::connect(relay.addr).await;
+    let mut owners = Vec::new();
+    for i in 0..FILES {
+        let r = c.get(&format!("/f{i}.txt")).await;
+        owners.push(r.header("x-larder-node").expect("relayed").to_string());
+    }
+    relay.stop().await;
+    assert!(owners.iter().any(|o| o != &owners[0]), "both nodes own files: {owners:?}");
+    owners
+}
+
+/// Handoffs and fallbacks counted by all `peers` together, once they reach `expected`.
+async fn peer_handoffs(peers: &[RunningRouter], expected: (u64, u64)) -> bool {
+    // Each count settles as its exchange ends: poll until the sum is right, bounded.
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < crate::support::LIMIT {
+        let mut sum = (0, 0);
+        for p in peers {
+            let s = crate::support::admin_json(p.admin, "/stats").await;
+            sum.0 += s["handoff"]["handoffs"].as_u64().unwrap_or(0);
+            sum.1 += s["handoff"]["fallbacks"].as_u64().unwrap_or(0);
+        }
+        if sum == expected {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn on_peers_a_connection_whose_requests_change_owner_goes_to_each_owner_byte_exact() {
+    let cluster = Cluster::start();
+    let owners = owners(&cluster).await;
+    let peers = cluster.peers().await;
+    // Every file twice in a row, then every file again: pipelined in one write, then one
+    // by one on the same connection.
+    let order: Vec<usize> = (0..FILES).flat_map(|i| [i, i]).chain(0..FILES).collect();
+    let mut client = Client::connect(peers[0].addr).await;
+    let pipelined: String = order.iter().map(|i| get(&format!("/f{i}.txt"))).collect();
+    client.send_raw(pipelined.as_bytes()).await;
+    for &i in &order {
+        let r = client.reply(false).await.unwrap_or_else(|| panic!("a reply to f{i}"));
+        assert_eq!(r.status, 200);
+        assert!(served_by_node(&r), "f{i} served by a node: {:?}", r.headers);
+        assert!(r.body == body(i), "body of f{i} byte-exact");
+    }
+    for &i in &order {
+        let r = client.get(&format!("/f{i}.txt")).await;
+        assert!(served_by_node(&r) && r.body == body(i), "f{i} one by one, byte-exact");
+    }
+    // The first request handed off once, then one hand-on each time the owner changes.
+    let owner_of = |k: usize| &owners[order[k % order.len()]];
+    let changes = (1..2 * order.len()).filter(|&k| owner_of(k) != owner_of(k - 1)).count();
+    assert!(changes > 0);
+    assert!(peer_handoffs(&peers, (1 + changes as u64, 0)).await, "one handoff per owner");
+    for p in peers {
+        p.stop().await;
+    }
+    cluster.stop();
+}
+
+#[tokio::test]
+async fn on_peers_a_node_that_refuses_hangs_or_dies_mid_hand_on_costs_no_request() {
+    let stands = [
+        Stand::Closes,
+        Stand::Refuses,
+        Stand::Silent,
+        Stand::DiesBeforeCommit,
+        Stand::DiesAfterCommit,
+    ];
+    for stand in stands {
+        let cluster = Cluster::start();
+        let owners = owners(&cluster).await;
+        let peers = cluster.peers().await;
+        // The connection goes to n0 with its first request; n1's socket is a stand-in,
+        // so every hand-on to n1 fails and n0 serves the request itself.
+        let first = owners.iter().position(|o| o == "n0").expect("n0 owns a file");
+        let elsewhere = owners.iter().position(|o| o == "n1").expect("n1 owns a file");
+        let held = stand_in(&cluster.sockets[1], stand);
+        let mut client = Client::connect(peers[0].addr).await;
+        let order = [first, elsewhere, first, elsewhere];
+        let pipelined: String = order.iter().map(|i| get(&format!("/f{i}.txt"))).collect();
+        client.send_raw(pipelined.as_bytes()).await;
+        for i in order {
+            let r = client.reply(false).await.unwrap_or_else(|| panic!("{stand:?}: f{i}"));
+            assert_eq!(r.status, 200, "{stand:?}");
+            assert!(served_by_node(&r), "{stand:?}: served by n0");
+            assert!(r.body == body(i), "{stand:?}: f{i} byte-exact");
+        }
+        let r = client.get(&format!("/f{elsewhere}.txt")).await;
+        assert!(r.body == body(elsewhere), "{stand:?}: the connection goes on");
+        assert!(peer_handoffs(&peers, (1, 3)).await, "{stand:?}: three hand-ons fell back");
+        for p in peers {
+            p.stop().await;
+        }
+        held.abort();
+        cluster.stop();
+    }
 }
 
 /// How a stand-in at a node's socket treats an offer.
