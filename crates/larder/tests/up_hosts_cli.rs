@@ -229,7 +229,6 @@ fn a_killed_runs_hosts_are_removed_by_the_next_run() {
 fn an_experiment_runs_every_system_at_each_link_rate_and_leaves_nothing() {
     let _one = serial();
     let tmp = TempDir::new("experiment-hosts");
-    let out = tmp.0.join("out");
     let args = [
         "bench",
         "experiment",
@@ -252,21 +251,8 @@ fn an_experiment_runs_every_system_at_each_link_rate_and_leaves_nothing() {
         "--rounds",
         "1",
     ];
-    let output = output_within(
-        Command::new(env!("CARGO_BIN_EXE_larder"))
-            .args(args)
-            .arg("--out")
-            .arg(&out)
-            .arg("--store-dir")
-            .arg(tmp.0.join("store")),
-        START,
-    );
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "{text}{}", String::from_utf8_lossy(&output.stderr));
+    let (text, rows) = experiment_rows(&tmp, &args);
     // The links were reshaped between the runs: one row at each rate, no error.
-    let rows: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("rows.json")).unwrap()).unwrap();
-    let rows = rows.as_array().expect("rows.json is a list of rows");
     let systems: Vec<&str> = rows.iter().filter_map(|r| r["system"].as_str()).collect();
     assert_eq!(systems, ["wrr @20mbit", "wrr @1gbit"], "{text}");
     assert!(rows.iter().all(|r| r["errors"] == 0 && r["requests"].as_u64() > Some(0)), "{text}");
@@ -279,7 +265,6 @@ fn an_experiment_runs_every_system_at_each_link_rate_and_leaves_nothing() {
 fn peers_and_a_self_routing_varnish_cluster_cache_an_origin_on_hosts_and_leave_nothing() {
     let _one = serial();
     let tmp = TempDir::new("experiment-hosts-origin");
-    let out = tmp.0.join("out");
     let args = [
         "bench",
         "experiment",
@@ -304,23 +289,10 @@ fn peers_and_a_self_routing_varnish_cluster_cache_an_origin_on_hosts_and_leave_n
         "--rounds",
         "1",
     ];
-    let output = output_within(
-        Command::new(env!("CARGO_BIN_EXE_larder"))
-            .args(args)
-            .arg("--out")
-            .arg(&out)
-            .arg("--store-dir")
-            .arg(tmp.0.join("store")),
-        START,
-    );
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "{text}{}", String::from_utf8_lossy(&output.stderr));
-    let rows: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("rows.json")).unwrap()).unwrap();
-    let rows = rows.as_array().expect("rows.json is a list of rows");
+    let (text, rows) = experiment_rows(&tmp, &args);
     let systems: Vec<&str> = rows.iter().filter_map(|r| r["system"].as_str()).collect();
     assert_eq!(systems, ["peers", "varnish-self-routing"], "{text}");
-    for row in rows {
+    for row in &rows {
         assert!(row["errors"] == 0 && row["requests"].as_u64() > Some(0), "{text}");
         // Measured at the origin: the bytes its host's link sent, every host's link apart,
         // and the clients' load spread over the caches, each of which took some.
@@ -343,6 +315,27 @@ fn peers_and_a_self_routing_varnish_cluster_cache_an_origin_on_hosts_and_leave_n
     }
     let pid = output_pid(&text);
     assert!(namespaces_of(pid).is_empty(), "the experiment removed its hosts");
+}
+
+/// Run `larder` with an experiment's `args` (its results and store in `tmp`), which must
+/// succeed in time: what it printed and the rows it wrote.
+fn experiment_rows(tmp: &TempDir, args: &[&str]) -> (String, Vec<serde_json::Value>) {
+    let out = tmp.0.join("out");
+    let output = output_within(
+        Command::new(env!("CARGO_BIN_EXE_larder"))
+            .args(args)
+            .arg("--out")
+            .arg(&out)
+            .arg("--store-dir")
+            .arg(tmp.0.join("store")),
+        START,
+    );
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{text}{}", String::from_utf8_lossy(&output.stderr));
+    let rows: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("rows.json")).unwrap()).unwrap();
+    let rows = rows.as_array().expect("rows.json is a list of rows").clone();
+    (text, rows)
 }
 
 /// The run's pid, from the namespace names its header prints (`larder-PID-…`).

@@ -251,13 +251,7 @@ async fn on_peers_a_connection_whose_requests_change_owner_goes_to_each_owner_by
 
 #[tokio::test]
 async fn on_peers_a_node_that_refuses_hangs_or_dies_mid_hand_on_costs_no_request() {
-    let stands = [
-        Stand::Closes,
-        Stand::Refuses,
-        Stand::Silent,
-        Stand::DiesBeforeCommit,
-        Stand::DiesAfterCommit,
-    ];
+    let stands = EVERY_STAND;
     for stand in stands {
         let cluster = Cluster::start();
         let owners = owners(&cluster).await;
@@ -287,6 +281,10 @@ async fn on_peers_a_node_that_refuses_hangs_or_dies_mid_hand_on_costs_no_request
         cluster.stop();
     }
 }
+
+/// Every way a stand-in at a node's socket can fail a handoff.
+const EVERY_STAND: [Stand; 5] =
+    [Stand::Closes, Stand::Refuses, Stand::Silent, Stand::DiesBeforeCommit, Stand::DiesAfterCommit];
 
 /// How a stand-in at a node's socket treats an offer.
 #[derive(Clone, Copy, Debug)]
@@ -337,13 +335,7 @@ fn stand_in(socket: &PathBuf, stand: Stand) -> tokio::task::JoinHandle<()> {
 
 #[tokio::test]
 async fn a_node_that_refuses_hangs_or_dies_mid_handoff_costs_no_request() {
-    let stands = [
-        Stand::Closes,
-        Stand::Refuses,
-        Stand::Silent,
-        Stand::DiesBeforeCommit,
-        Stand::DiesAfterCommit,
-    ];
+    let stands = EVERY_STAND;
     for (round, stand) in stands.into_iter().enumerate() {
         let cluster = Cluster::start();
         let router = cluster.router(true).await;
