@@ -713,9 +713,10 @@ impl Default for Tuning {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HandoffConfig {
-    /// Offer connections to nodes that advertise a handoff socket. Later requests on a
-    /// handed-off connection are served by the node it went to, wherever the policy would
-    /// have placed them. Default is false.
+    /// Offer connections to nodes that advertise a handoff socket. Behind a router, later
+    /// requests on a handed-off connection are served by the node it went to, wherever the
+    /// policy would have placed them; on peers (`larder peer --handoff`) the node hands the
+    /// connection on to the node a later request belongs to. Default is false.
     pub enabled: bool,
     /// How long the router waits for a node to take a connection (connect, message,
     /// answer) before it relays the request itself. Default is 500 ms.
