@@ -56,15 +56,8 @@ LARDER=$(larder_binary "$ROOT")
 work=$(mktemp -d)
 pids=()
 CGROUP=
-# stop_cluster: stops every process started so far and waits for them.
-stop_cluster() {
-    local pid
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    pids=()
-}
 cleanup() {
-    stop_cluster
+    stop_pids
     if [ -n "$CGROUP" ] && [ -d "$CGROUP" ]; then
         local d tries
         for d in "$CGROUP"/*/ "$CGROUP"; do
@@ -163,11 +156,6 @@ throttled() {
     awk '$1 == "nr_throttled" { print $2 }' "$CGROUP/$1/cpu.stat"
 }
 
-# run_ns PID: CPU time (ns) all of PID's threads have run so far.
-run_ns() {
-    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
-}
-
 # stat_field JSON_PATH: a number from the router's /stats.
 router_stat() {
     curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/stats" |
@@ -241,7 +229,7 @@ measure() {
     t1=$(throttled router)
     h1=$(router_stat handoffs)
     f1=$(router_stat fallbacks)
-    stop_cluster
+    stop_pids
     rps=$(echo "$out" | awk '/^Requests\/sec:/ { print $2 }')
     requests=$(echo "$out" | awk '/requests in/ { print $1 }')
     if echo "$out" | grep -q "Non-2xx\|Socket errors"; then

@@ -80,6 +80,19 @@ stop_work() {
     rm -rf "$work"
 }
 
+# stop_pids: stops every process in $pids (SIGTERM), waits for each, and empties the list.
+stop_pids() {
+    local pid
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    pids=()
+}
+
+# run_ns PID: CPU time (ns) all of PID's threads have run so far.
+run_ns() {
+    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
+}
+
 # start_larder_node LARDER DOCROOT: a larder node (one helper thread) on a free loopback
 # port, serving DOCROOT; sets $node_port once it accepts.
 start_larder_node() {

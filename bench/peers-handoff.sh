@@ -47,19 +47,6 @@ request = function()
 end
 LUA
 
-# stop_peers: stops the peers and waits for them.
-stop_peers() {
-    local pid
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    pids=()
-}
-
-# run_ns PID: CPU time (ns) all of PID's threads have run so far.
-run_ns() {
-    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
-}
-
 # counted: "HANDOFFS FALLBACKS" summed over every peer's /stats.
 counted() {
     local admin h=0 f=0 line
@@ -130,7 +117,7 @@ measure() {
     out=$(wrk "${wrk_args[@]}" -d"${DURATION}s" "http://127.0.0.1:$PORT/page-0.bin")
     for pid in "${PEER_PIDS[@]}"; do c1=$((c1 + $(run_ns "$pid"))); done
     h1=$(counted)
-    stop_peers
+    stop_pids
     if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
         echo "wrk saw errors:" >&2
         echo "$out" >&2
