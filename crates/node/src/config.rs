@@ -130,6 +130,9 @@ impl Config {
                     "handoff max connections, message bytes and timeout",
                 ));
             }
+            if h.forward.max_connections_per_node == 0 || h.forward.timeout.is_zero() {
+                return Err(ConfigError::Zero("forward max connections and timeout"));
+            }
         }
         if let Some(o) = &self.origin {
             if o.origins.is_empty() {

@@ -3,7 +3,9 @@
 
 use crate::access_log::LogEntry;
 use crate::disk;
-use crate::hand_on::SharedHandOn;
+use crate::forward::{forward, Forwarded};
+use crate::hand_on::{Elsewhere, SharedHandOn};
+use crate::later_requests::LaterRequests;
 use crate::reply::{error, FileStream, Reply, ReplyCtx};
 use crate::request_body::RequestBody;
 use crate::respond::respond;
@@ -30,6 +32,16 @@ const FLUSH_AT: usize = 64 * 1024;
 const READ_CHUNK: usize = 4 * 1024;
 /// Large bodies go out in pieces of this size, each checked for page-cache residency.
 const STREAM_CHUNK: usize = 256 * 1024;
+
+/// Where a later request on an adopted connection is served.
+enum Later {
+    /// Here, as any request.
+    Here,
+    /// Here, with the response of the node it belongs to.
+    Forward(Box<dyn Elsewhere>),
+    /// By the node it belongs to, which took the connection.
+    Taken,
+}
 
 /// How reading a request body ended.
 enum BodyEnd {
@@ -110,11 +122,17 @@ impl Conn {
         loop {
             while self.pos < self.inbuf.len() {
                 let started = *request_start.get_or_insert_with(Instant::now);
+                // The node this request is fetched from, when it belongs to another.
+                let mut forward_to = None;
                 let head = match parse_head(&self.inbuf[self.pos..], &self.node.config.limits) {
                     Ok(None) => break,
                     Ok(Some((head, n))) => {
-                        if self.hand_on.is_some() && Box::pin(self.hand_on(&head)).await? {
-                            return Ok(());
+                        if self.hand_on.is_some() {
+                            match Box::pin(self.later(&head)).await? {
+                                Later::Taken => return Ok(()),
+                                Later::Forward(to) => forward_to = Some(to),
+                                Later::Here => {}
+                            }
                         }
                         self.pos += n;
                         head
@@ -143,7 +161,7 @@ impl Conn {
                     BodyEnd::Closed => return Ok(()),
                 }
                 request_start = None;
-                if self.answer(&head, passed.then_some(framing)).await? {
+                if self.answer(&head, passed.then_some(framing), forward_to).await? {
                     return self.flush().await;
                 }
                 if self.hand_on_later.is_some() {
@@ -193,31 +211,51 @@ impl Conn {
         }
     }
 
-    /// Offer the connection, from the first byte of the request `head` (at `pos`) on, to
-    /// the node it belongs to, once every earlier answer is written; true when that node
-    /// took it (the caller then lets its copy go untouched). A request with a body, an
-    /// upgrade or a target that is not origin-form stays here.
+    /// Where the request `head` (at `pos`) on an adopted connection is served, when it
+    /// belongs to another node: forwarded to it, or the connection offered to it from the
+    /// first byte of the request on, once every earlier answer is written (`Taken` when
+    /// that node took it: the caller then lets its copy go untouched). A request with a
+    /// body, an upgrade or a target that is not origin-form stays here, and so does a
+    /// HEAD that would be forwarded.
     #[cold]
-    async fn hand_on(&mut self, head: &RequestHead) -> io::Result<bool> {
-        let Some(SharedHandOn(hand_on)) = self.hand_on.clone() else { return Ok(false) };
-        let plain = matches!(head.method, Method::Get | Method::Head)
+    async fn later(&mut self, head: &RequestHead) -> io::Result<Later> {
+        let Some(SharedHandOn(hand_on)) = self.hand_on.clone() else { return Ok(Later::Here) };
+        let how = self.node.config.handoff.as_ref().map_or(LaterRequests::Here, |h| h.later);
+        let method = match how {
+            LaterRequests::Here => false,
+            LaterRequests::Forward => head.method == Method::Get,
+            LaterRequests::HandOn => matches!(head.method, Method::Get | Method::Head),
+        };
+        let plain = method
             && head.target.starts_with('/')
             && head.header("content-length").is_none()
             && head.header("transfer-encoding").is_none()
             && head.header("upgrade").is_none();
         if !plain {
-            return Ok(false);
+            return Ok(Later::Here);
         }
         let host = head.header("host");
-        let Some(elsewhere) = hand_on.elsewhere(&head.target, host) else { return Ok(false) };
+        let Some(elsewhere) = hand_on.elsewhere(&head.target, host) else {
+            return Ok(Later::Here);
+        };
+        if how == LaterRequests::Forward {
+            return Ok(Later::Forward(elsewhere));
+        }
         // Earlier answers go first: the next node writes after them.
         self.flush().await?;
-        Ok(elsewhere.offer(&self.stream, self.peer, &self.inbuf[self.pos..]).await)
+        let taken = elsewhere.offer(&self.stream, self.peer, &self.inbuf[self.pos..]).await;
+        Ok(if taken { Later::Taken } else { Later::Here })
     }
 
     /// Answer one request, reading its body framed as `body` while answering when it is
-    /// passed on; true when the connection must close afterwards.
-    async fn answer(&mut self, head: &RequestHead, body: Option<BodyFraming>) -> io::Result<bool> {
+    /// passed on, with the response of the node `forward_to` names when it belongs to
+    /// another; true when the connection must close afterwards.
+    async fn answer(
+        &mut self,
+        head: &RequestHead,
+        body: Option<BodyFraming>,
+        forward_to: Option<Box<dyn Elsewhere>>,
+    ) -> io::Result<bool> {
         let node = Rc::clone(&self.node);
         let began = Instant::now();
         Counters::add(&node.counters.requests, 1);
@@ -230,9 +268,21 @@ impl Conn {
         // A body left unread on the connection: close after the answer, lingering so the
         // client's unread input does not reset the answer away.
         let mut body_left = false;
-        let mut reply = match body {
-            None => Box::pin(respond(&node, head, None, self.peer.ip(), &mut self.out)).await,
-            Some(framing) => {
+        let forwarded = match forward_to {
+            Some(to) => Box::pin(forward(&node, head, to.as_ref(), &mut self.out)).await,
+            None => None,
+        };
+        // Held until the forwarded body is sent: it counts against the owner's bound.
+        let (forwarded, _forwarding) = match forwarded {
+            Some(Forwarded { reply, busy }) => (Some(reply), Some(busy)),
+            None => (None, None),
+        };
+        let mut reply = match (forwarded, body) {
+            (Some(reply), _) => reply,
+            (None, None) => {
+                Box::pin(respond(&node, head, None, self.peer.ip(), &mut self.out)).await
+            }
+            (None, Some(framing)) => {
                 let cfg = &node.config;
                 let expect = head.version == Version::Http11
                     && head

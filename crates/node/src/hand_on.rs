@@ -1,9 +1,9 @@
 //! Later requests on a handed-off connection that belong to another node. A node that
 //! runs beside a distributor (a peer, `larder peer`) knows, through the distributor's
-//! placement, where each request belongs; given a [`HandOn`], it passes such a
-//! connection on to the node that should serve the request, from that request's first
-//! byte, the way it was handed the connection. A plain node has none and serves every
-//! request itself.
+//! placement, where each request belongs; given a [`HandOn`], it fetches such a request
+//! from the node that should serve it (`forward.rs`), or passes the connection on to
+//! that node from that request's first byte, the way it was handed the connection, as
+//! [`crate::LaterRequests`] says. A plain node has none and serves every request itself.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -20,8 +20,16 @@ pub trait HandOn: Send + Sync {
     fn elsewhere(&self, target: &str, host: Option<&[u8]>) -> Option<Box<dyn Elsewhere>>;
 }
 
-/// The node a request belongs to, ready to be offered the connection.
+/// The node a request belongs to, ready to be offered the connection or asked for the
+/// response.
 pub trait Elsewhere {
+    /// That node's HTTP address (its listener, not a distributor's): where a forwarded
+    /// request goes.
+    fn node(&self) -> SocketAddr;
+
+    /// The target the request was placed by, told to that node with a forwarded request.
+    fn hint(&self) -> Option<wire::TargetHint>;
+
     /// Offer `client` (its address `peer`), with `bytes` (the request and anything
     /// pipelined behind it), to that node. A refused or failed offer leaves the
     /// connection untouched: the node then serves the request itself.

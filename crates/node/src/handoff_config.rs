@@ -1,7 +1,9 @@
 //! What a node adopting handed-off connections is told (`--handoff-socket` and its
 //! limits); `handoff.rs` does the adopting.
 
+use crate::forward_config::ForwardConfig;
 use crate::hand_on::SharedHandOn;
+use crate::later_requests::LaterRequests;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -22,9 +24,15 @@ pub struct HandoffConfig {
     /// drops the connection it was offered. Default is 2000 ms.
     pub timeout: Duration,
     /// Where later requests on an adopted connection belong, when this node runs beside
-    /// a distributor: one that belongs to another node is handed on to it. Default is
-    /// none: the node serves every request on a connection it adopted.
+    /// a distributor: one that belongs to another node is forwarded or handed on to it,
+    /// as [`HandoffConfig::later`] says. Default is none: the node serves every request
+    /// on a connection it adopted.
     pub hand_on: Option<SharedHandOn>,
+    /// What is done with a later request that belongs to another node. Default is
+    /// [`LaterRequests::Forward`].
+    pub later: LaterRequests,
+    /// The limits of forwarding such requests.
+    pub forward: ForwardConfig,
 }
 
 impl HandoffConfig {
@@ -35,6 +43,8 @@ impl HandoffConfig {
             max_message_bytes: 64 * 1024,
             timeout: Duration::from_secs(2),
             hand_on: None,
+            later: LaterRequests::default(),
+            forward: ForwardConfig::default(),
         }
     }
 }

@@ -34,7 +34,8 @@
 //! - `handoff.rs`: adopting client connections a router on this host passes over a Unix
 //!   socket (SCM_RIGHTS, [`wire::Handoff`]), served from the bytes the router read;
 //!   [`handoff_config`]: its socket and limits ([`HandoffConfig`]); [`hand_on`]: passing
-//!   such a connection on when a later request on it belongs to another node (peers).
+//!   such a connection on when a later request on it belongs to another node (peers),
+//!   or [`forward`]ing the request to that node ([`ForwardConfig`], [`LaterRequests`]).
 //! - [`config`]: every limit and switch, with safe defaults; [`error`]: [`NodeError`].
 
 // `unsafe` only in the modules marked `allow(unsafe_code)` below (libc calls the standard
@@ -55,10 +56,14 @@ mod dynamic_route;
 pub mod error;
 #[cfg(feature = "clap")]
 pub mod flags;
+pub mod forward;
+pub mod forward_config;
+pub mod forwarder;
 pub mod hand_on;
 mod handoff;
 pub mod handoff_config;
 pub mod holdings;
+pub mod later_requests;
 pub mod origin;
 #[cfg(feature = "clap")]
 pub mod origin_flags;
@@ -84,9 +89,11 @@ pub use dynamic::DynamicConfig;
 pub use error::NodeError;
 #[cfg(feature = "clap")]
 pub use flags::{Flags, FlagsError};
+pub use forward_config::ForwardConfig;
 pub use hand_on::{Elsewhere, HandOn, SharedHandOn};
 pub use handoff_config::HandoffConfig;
 pub use http1::Limits;
+pub use later_requests::LaterRequests;
 #[cfg(feature = "clap")]
 pub use origin_flags::OriginFlags;
 pub use server::serve;

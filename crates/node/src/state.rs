@@ -6,6 +6,7 @@ use crate::access_log::AccessLog;
 use crate::buffers::BufferPool;
 use crate::config::Config;
 use crate::error::NodeError;
+use crate::forwarder::Forwarder;
 use crate::holdings::Holdings;
 use crate::origin::OriginState;
 use crate::pool::{HelperPool, PoolGone};
@@ -68,6 +69,8 @@ pub struct NodeState {
     pub holdings: RefCell<Holdings>,
     /// When the node started (its uptime is in the load report).
     pub started: Instant,
+    /// Pools to the other nodes later requests on adopted connections are forwarded to.
+    pub forwarder: Forwarder,
 }
 
 impl NodeState {
@@ -109,6 +112,9 @@ impl NodeState {
             buffers: BufferPool::default(),
             counters: Counters::default(),
             started: Instant::now(),
+            forwarder: Forwarder::new(
+                config.handoff.as_ref().map(|h| h.forward.clone()).unwrap_or_default(),
+            ),
             load: RefCell::new(LoadSampler::default()),
             log,
             origin,
@@ -167,6 +173,8 @@ impl NodeState {
             slices_from_peers: slices.2,
             uptime_ms: self.started.elapsed().as_millis() as u64,
             handoff_socket: self.config.handoff.as_ref().map(|h| h.socket.display().to_string()),
+            forwarded: self.forwarder.forwarded.get(),
+            forward_failures: self.forwarder.failures.get(),
         };
         NodeReport {
             load,

@@ -1,9 +1,10 @@
 //! A peer's node serving a handed-off connection asks its distributor where each later
 //! request on it belongs ([`node::HandOn`]): the distributor places the request as it
-//! would its own client's, and when that is another node on this host that takes
-//! connections, the node hands the connection on to it (`handoff.rs`'s offer, from the
-//! request's first byte). A request that stays, or whose offer fails, is served by the
-//! node that holds the connection.
+//! would its own client's, and when that is another node, the node forwards the request
+//! to it, or hands the connection on to it when it takes connections on this host
+//! (`handoff.rs`'s offer, from the request's first byte), as the node's
+//! [`node::LaterRequests`] says. A request that stays, or whose forward or offer fails,
+//! is served by the node that holds the connection.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -43,15 +44,18 @@ impl HandOn for PeerHandOn {
             key = key.on_site(host.unwrap_or_default());
         }
         let dispatch = cluster.pick(&key, &path, None, Instant::now(), None)?;
+        let addr = dispatch.upstream.addr;
         let to = HandOnTo {
             cluster: Arc::clone(&cluster),
             node: dispatch.node,
             target: key,
             wait: settings.config.handoff.answer,
         };
-        let here = settings.config.local_node == Some(dispatch.upstream.addr);
-        let socket = dispatch.upstream.handoff.get().filter(|_| !here)?;
-        Some(Box::new(Ready { to, socket }))
+        if settings.config.local_node == Some(addr) {
+            return None;
+        }
+        let socket = dispatch.upstream.handoff.get();
+        Some(Box::new(Ready { to, addr, hint: dispatch.hint, socket }))
     }
 }
 
@@ -76,13 +80,24 @@ impl Drop for HandOnTo {
     }
 }
 
-/// Another node's socket, to offer the connection to.
+/// Another node: its address, to forward to, and its socket, if it takes connections,
+/// to offer the connection to.
 struct Ready {
     to: HandOnTo,
-    socket: Arc<Path>,
+    addr: SocketAddr,
+    hint: Option<wire::TargetHint>,
+    socket: Option<Arc<Path>>,
 }
 
 impl Elsewhere for Ready {
+    fn node(&self) -> SocketAddr {
+        self.addr
+    }
+
+    fn hint(&self) -> Option<wire::TargetHint> {
+        self.hint
+    }
+
     fn offer<'a>(
         self: Box<Self>,
         client: &'a TcpStream,
@@ -90,8 +105,9 @@ impl Elsewhere for Ready {
         bytes: &'a [u8],
     ) -> Offer<'a> {
         Box::pin(async move {
+            let Some(socket) = &self.socket else { return false };
             let counts = self.to.cluster.handoff_counts();
-            handoff::offer(&self.socket, client, peer, bytes, self.to.wait, counts).await
+            handoff::offer(socket, client, peer, bytes, self.to.wait, counts).await
         })
     }
 }

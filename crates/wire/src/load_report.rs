@@ -74,6 +74,14 @@ pub struct LoadReport {
     /// host hands it ([`crate::Handoff`]); absent when it takes none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handoff_socket: Option<String>,
+    /// Later requests on adopted connections answered with the response of the node they
+    /// belong to (back-end forwarding).
+    #[serde(default)]
+    pub forwarded: u64,
+    /// Forwards that failed (the other node unreachable, too slow, a server error or a
+    /// response cut short): served by the node that held the connection.
+    #[serde(default)]
+    pub forward_failures: u64,
 }
 
 /// Rates are estimates: two decimals are all the precision they have. A non-finite

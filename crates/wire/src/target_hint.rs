@@ -23,10 +23,15 @@ impl TargetHint {
     pub fn write_field(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(TARGET_HINT_HEADER.as_bytes());
         out.extend_from_slice(b": ");
+        self.write_value(out);
+        out.extend_from_slice(b"\r\n");
+    }
+
+    /// The header's value, `<key> <tree>`, appended to `out`.
+    pub fn write_value(&self, out: &mut Vec<u8>) {
         push_hex(out, self.key);
         out.push(b' ');
         push_hex(out, self.tree);
-        out.extend_from_slice(b"\r\n");
     }
 
     /// Read a header value; `None` unless it is exactly two 16-digit hex numbers.

@@ -70,10 +70,31 @@ pub struct Args {
     /// Hand each plain HTTP/1.1 client connection to the node of its first request (this
     /// peer's or another peer's on this host) over the node's --handoff-socket, instead of
     /// relaying its responses; a later request on it that belongs to another node is
-    /// handed on to that node, and a handoff that fails is relayed as without this flag
-    /// (`[handoff] enabled` in --router-config).
+    /// served as --handoff-later says, and a handoff that fails is relayed as without this
+    /// flag (`[handoff] enabled` in --router-config).
     #[arg(long, requires = "handoff_socket")]
     handoff: bool,
+    /// What the node holding a handed-off connection does with a later request on it that
+    /// belongs to another node: `forward` fetches it from that node over pooled
+    /// keep-alive connections and answers it itself (one loopback round trip per such
+    /// request), `hand-on` passes the connection on to that node (a Unix-socket connect,
+    /// the descriptor and two round trips per change of owner: cheapest when a
+    /// connection's requests seldom change owner), `here` serves it without asking
+    /// anyone. A forward or hand-on that fails is served here.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = node::LaterRequests::default())]
+    handoff_later: node::LaterRequests,
+    /// Later requests forwarded to one other node at once; beyond it they are served
+    /// here.
+    #[arg(long, value_name = "N", default_value_t = node::ForwardConfig::default().max_connections_per_node)]
+    forward_max_connections: usize,
+    /// Bound on a forward from connect to the response head and on each wait for its body;
+    /// beyond it the request is served here.
+    #[arg(long, value_name = "MS", default_value_t = node::ForwardConfig::default().timeout.as_millis() as u64)]
+    forward_timeout_ms: u64,
+    /// Largest forwarded response body held whole before it is answered (a larger one is
+    /// relayed as it arrives, so a node failing within it ends the client's connection).
+    #[arg(long, value_name = "KIB", default_value_t = node::ForwardConfig::default().max_buffered_bytes >> 10)]
+    forward_max_buffered_kb: u64,
     #[command(flatten, next_help_heading = "Node")]
     node: node::Flags,
 }
@@ -156,6 +177,12 @@ fn serve(args: Args) -> anyhow::Result<()> {
     let hand_on = router::PeerHandOn::new();
     if let Some(h) = &mut cfg.handoff {
         h.hand_on = Some(node::SharedHandOn(std::sync::Arc::new(hand_on.clone())));
+        h.later = args.handoff_later;
+        h.forward = node::ForwardConfig {
+            max_connections_per_node: args.forward_max_connections,
+            timeout: std::time::Duration::from_millis(args.forward_timeout_ms),
+            max_buffered_bytes: args.forward_max_buffered_kb << 10,
+        };
     }
     cfg.validate()?;
     super::node::raise_fd_limit(&cfg)?;

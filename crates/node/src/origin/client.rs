@@ -14,6 +14,7 @@ use crate::request_body::RequestBody;
 use http1::chunked::{encode_chunk_head, CHUNK_END, LAST_CHUNK};
 use http1::framing::response_framing;
 use http1::{HeaderSlots, ResponseHeadError, ResponseLimits};
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -58,6 +59,13 @@ impl OriginClient {
             },
             shared: Rc::new(shared),
         }
+    }
+
+    /// A client of another node of the cluster, listening at `addr` (peer fills,
+    /// forwarded requests), with `cfg`'s limits; `None` for an address no URL names.
+    pub fn for_node(addr: SocketAddr, cfg: &OriginConfig) -> Option<OriginClient> {
+        let url = OriginUrl::parse(&format!("http://{addr}")).ok()?;
+        Some(OriginClient::new(&OriginConfig { origins: vec![url], ..cfg.clone() }))
     }
 
     pub fn counters(&self) -> &OriginCounters {

@@ -74,13 +74,15 @@ mod store;
 mod upstream;
 pub mod vary;
 
+pub(crate) use body::OriginBody;
 pub use client::OriginClient;
+pub(crate) use client::OriginHead;
 pub use config::{OriginConfig, OriginHost, OriginUrl, OriginUrlError, SetCookie};
 pub use conn::OriginCounters;
 pub use error::OriginError;
 pub(crate) use invalidate::answer as answer_invalidation;
 pub(crate) use pass::pass;
-pub(crate) use relay::Relay;
+pub(crate) use relay::{Relay, Source};
 pub(crate) use serve::serve;
 pub use slice_owner::owner as slice_owner;
 pub use state::OriginState;

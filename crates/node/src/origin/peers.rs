@@ -12,7 +12,7 @@
 
 use super::body::OriginBody;
 use super::client::{OriginClient, OriginHead};
-use super::config::{OriginConfig, OriginUrl};
+use super::config::OriginConfig;
 use super::conn::OriginCounters;
 use http1::RequestHead;
 use std::cell::{Cell, RefCell};
@@ -37,10 +37,8 @@ impl Peers {
             .peers
             .iter()
             .filter_map(|&addr| {
-                let url = OriginUrl::parse(&format!("http://{addr}")).ok()?;
-                let peer =
-                    OriginConfig { origins: vec![url], timeout: cfg.peer_timeout, ..cfg.clone() };
-                Some((addr, OriginClient::new(&peer)))
+                let peer = OriginConfig { timeout: cfg.peer_timeout, ..cfg.clone() };
+                Some((addr, OriginClient::for_node(addr, &peer)?))
             })
             .collect();
         Peers { clients, waiting: RefCell::default(), fills: Cell::new(0), failures: Cell::new(0) }

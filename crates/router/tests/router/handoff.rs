@@ -4,10 +4,13 @@
 //! mid-handoff costs no request (the router relays it), and TLS and HTTP/2 connections
 //! are relayed as before.
 
+use std::fmt::Debug;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use node::LaterRequests;
 use router::config::{NodeConfig, RouterConfig};
 use router::PeerHandOn;
 use testkit::TempDir;
@@ -31,13 +34,21 @@ fn body(i: usize) -> Vec<u8> {
 /// asking its own placement (attached when it runs as a peer) where later requests belong.
 struct Cluster {
     nodes: InProcessNodes,
+    /// Where the distributors find each node: its own address unless a test put a
+    /// stand-in in front of it.
+    listed: Vec<SocketAddr>,
     sockets: Vec<PathBuf>,
     hand_ons: Vec<PeerHandOn>,
     dir: TempDir,
 }
 
 impl Cluster {
+    /// Later requests that belong elsewhere handed on (the nodes' peers place them).
     fn start() -> Cluster {
+        Cluster::serving_later(LaterRequests::HandOn)
+    }
+
+    fn serving_later(later: LaterRequests) -> Cluster {
         let dir = TempDir::new("handoff");
         let root = dir.0.join("www");
         std::fs::create_dir_all(&root).unwrap();
@@ -52,11 +63,14 @@ impl Cluster {
             cfg.shutdown_grace = Duration::from_secs(5);
             let mut handoff = node::HandoffConfig::new(s);
             handoff.hand_on = Some(node::SharedHandOn(Arc::new(hand_on.clone())));
+            handoff.later = later;
+            handoff.forward.timeout = Duration::from_millis(300);
             cfg.handoff = Some(handoff);
             cfg
         });
         let nodes = InProcessNodes::start(configs.collect::<Vec<_>>());
-        Cluster { nodes, sockets, hand_ons, dir }
+        let listed = nodes.addrs.clone();
+        Cluster { nodes, listed, sockets, hand_ons, dir }
     }
 
     /// Each node's distributor, as `larder peer --handoff` runs them: every one places
@@ -66,7 +80,7 @@ impl Cluster {
         let mut peers = Vec::new();
         for (i, hand_on) in self.hand_ons.iter().enumerate() {
             let mut config = self.router_config(true);
-            config.local_node = Some(self.nodes.addrs[i]);
+            config.local_node = Some(self.listed[i]);
             let peer = self.started(config).await;
             peer.handle.place_hand_ons(hand_on);
             peers.push(peer);
@@ -76,8 +90,7 @@ impl Cluster {
 
     fn router_config(&self, handoff: bool) -> RouterConfig {
         let nodes = self
-            .nodes
-            .addrs
+            .listed
             .iter()
             .enumerate()
             .map(|(i, &addr)| NodeConfig {
@@ -217,6 +230,24 @@ async fn peer_handoffs(peers: &[RunningRouter], expected: (u64, u64)) -> bool {
     false
 }
 
+/// The files `order` names on one connection to `peer`, pipelined in one write, then one
+/// by one: each answered 200 by a node, byte-exact.
+async fn served_byte_exact(peer: &RunningRouter, order: &[usize]) {
+    let mut client = Client::connect(peer.addr).await;
+    let pipelined: String = order.iter().map(|i| get(&format!("/f{i}.txt"))).collect();
+    client.send_raw(pipelined.as_bytes()).await;
+    for &i in order {
+        let r = client.reply(false).await.unwrap_or_else(|| panic!("a reply to f{i}"));
+        assert_eq!(r.status, 200);
+        assert!(served_by_node(&r), "f{i} served by a node: {:?}", r.headers);
+        assert!(r.body == body(i), "body of f{i} byte-exact");
+    }
+    for &i in order {
+        let r = client.get(&format!("/f{i}.txt")).await;
+        assert!(served_by_node(&r) && r.body == body(i), "f{i} one by one, byte-exact");
+    }
+}
+
 #[tokio::test]
 async fn on_peers_a_connection_whose_requests_change_owner_goes_to_each_owner_byte_exact() {
     let cluster = Cluster::start();
@@ -225,19 +256,7 @@ async fn on_peers_a_connection_whose_requests_change_owner_goes_to_each_owner_by
     // Every file twice in a row, then every file again: pipelined in one write, then one
     // by one on the same connection.
     let order: Vec<usize> = (0..FILES).flat_map(|i| [i, i]).chain(0..FILES).collect();
-    let mut client = Client::connect(peers[0].addr).await;
-    let pipelined: String = order.iter().map(|i| get(&format!("/f{i}.txt"))).collect();
-    client.send_raw(pipelined.as_bytes()).await;
-    for &i in &order {
-        let r = client.reply(false).await.unwrap_or_else(|| panic!("a reply to f{i}"));
-        assert_eq!(r.status, 200);
-        assert!(served_by_node(&r), "f{i} served by a node: {:?}", r.headers);
-        assert!(r.body == body(i), "body of f{i} byte-exact");
-    }
-    for &i in &order {
-        let r = client.get(&format!("/f{i}.txt")).await;
-        assert!(served_by_node(&r) && r.body == body(i), "f{i} one by one, byte-exact");
-    }
+    served_byte_exact(&peers[0], &order).await;
     // The first request handed off once, then one hand-on each time the owner changes.
     let owner_of = |k: usize| &owners[order[k % order.len()]];
     let changes = (1..2 * order.len()).filter(|&k| owner_of(k) != owner_of(k - 1)).count();
@@ -256,23 +275,9 @@ async fn on_peers_a_node_that_refuses_hangs_or_dies_mid_hand_on_costs_no_request
         let cluster = Cluster::start();
         let owners = owners(&cluster).await;
         let peers = cluster.peers().await;
-        // The connection goes to n0 with its first request; n1's socket is a stand-in,
-        // so every hand-on to n1 fails and n0 serves the request itself.
-        let first = owners.iter().position(|o| o == "n0").expect("n0 owns a file");
-        let elsewhere = owners.iter().position(|o| o == "n1").expect("n1 owns a file");
+        // n1's socket is a stand-in, so every hand-on to n1 fails.
         let held = stand_in(&cluster.sockets[1], stand);
-        let mut client = Client::connect(peers[0].addr).await;
-        let order = [first, elsewhere, first, elsewhere];
-        let pipelined: String = order.iter().map(|i| get(&format!("/f{i}.txt"))).collect();
-        client.send_raw(pipelined.as_bytes()).await;
-        for i in order {
-            let r = client.reply(false).await.unwrap_or_else(|| panic!("{stand:?}: f{i}"));
-            assert_eq!(r.status, 200, "{stand:?}");
-            assert!(served_by_node(&r), "{stand:?}: served by n0");
-            assert!(r.body == body(i), "{stand:?}: f{i} byte-exact");
-        }
-        let r = client.get(&format!("/f{elsewhere}.txt")).await;
-        assert!(r.body == body(elsewhere), "{stand:?}: the connection goes on");
+        n0_serves_what_n1_fails(&owners, &peers[0], &stand).await;
         assert!(peer_handoffs(&peers, (1, 3)).await, "{stand:?}: three hand-ons fell back");
         for p in peers {
             p.stop().await;
@@ -280,6 +285,26 @@ async fn on_peers_a_node_that_refuses_hangs_or_dies_mid_hand_on_costs_no_request
         held.abort();
         cluster.stop();
     }
+}
+
+/// A connection to `peer` whose first request goes to n0, then requests n0 and n1 own by
+/// turns, pipelined and then one more: n1 failing each (as `how` says), n0 serves every
+/// one itself, byte-exact, and the connection goes on.
+async fn n0_serves_what_n1_fails(owners: &[String], peer: &RunningRouter, how: &dyn Debug) {
+    let first = owners.iter().position(|o| o == "n0").expect("n0 owns a file");
+    let elsewhere = owners.iter().position(|o| o == "n1").expect("n1 owns a file");
+    let mut client = Client::connect(peer.addr).await;
+    let order = [first, elsewhere, first, elsewhere];
+    let pipelined: String = order.iter().map(|i| get(&format!("/f{i}.txt"))).collect();
+    client.send_raw(pipelined.as_bytes()).await;
+    for i in order {
+        let r = client.reply(false).await.unwrap_or_else(|| panic!("{how:?}: f{i}"));
+        assert_eq!(r.status, 200, "{how:?}");
+        assert!(served_by_node(&r), "{how:?}: served by n0");
+        assert!(r.body == body(i), "{how:?}: f{i} byte-exact");
+    }
+    let r = client.get(&format!("/f{elsewhere}.txt")).await;
+    assert!(r.body == body(elsewhere), "{how:?}: the connection goes on");
 }
 
 /// Every way a stand-in at a node's socket can fail a handoff.
@@ -395,4 +420,124 @@ async fn tls_http2_and_requests_with_a_body_are_relayed() {
     );
     router.stop().await;
     cluster.stop();
+}
+
+/// The forwards the node `name` counted (`forwarded`, `forward_failures` of its load
+/// report, as `peer` last heard it), once they reach `expected`.
+async fn forwards(peer: &RunningRouter, name: &str, expected: (u64, u64)) -> bool {
+    stats_until(peer, |s| {
+        s["nodes"].as_array().is_some_and(|nodes| {
+            nodes.iter().filter(|n| n["name"] == name).any(|n| {
+                let r = &n["report"];
+                (r["forwarded"].as_u64(), r["forward_failures"].as_u64())
+                    == (Some(expected.0), Some(expected.1))
+            })
+        })
+    })
+    .await
+}
+
+#[tokio::test]
+async fn on_peers_forwarding_serves_a_connection_whose_requests_change_owner_byte_exact() {
+    let cluster = Cluster::serving_later(LaterRequests::Forward);
+    let owners = owners(&cluster).await;
+    let peers = cluster.peers().await;
+    // Every file twice in a row, then every file again, starting with one of n0's:
+    // pipelined in one write, then one by one on the same connection.
+    let first = owners.iter().position(|o| o == "n0").expect("n0 owns a file");
+    let order: Vec<usize> =
+        std::iter::once(first).chain((0..FILES).flat_map(|i| [i, i])).chain(0..FILES).collect();
+    served_byte_exact(&peers[0], &order).await;
+    // One handoff, never a hand-on; n0 answered n1's requests with n1's responses.
+    let of_n1 = order.iter().filter(|&&i| owners[i] == "n1").count() as u64;
+    assert!(of_n1 > 0);
+    assert!(peer_handoffs(&peers, (1, 0)).await, "the first request alone handed off");
+    assert!(forwards(&peers[0], "n0", (2 * of_n1, 0)).await, "n1's requests forwarded");
+    assert!(forwards(&peers[0], "n1", (0, 0)).await, "n1 forwarded nothing on");
+    for p in peers {
+        p.stop().await;
+    }
+    cluster.stop();
+}
+
+/// How a stand-in in front of a node treats a forwarded request.
+#[derive(Clone, Copy, Debug)]
+enum Owner {
+    /// Closes the connection without an answer.
+    Closes,
+    /// Answers 503.
+    Fails,
+    /// Reads the request and never answers.
+    Silent,
+    /// Sends the head and part of the body, then closes.
+    DiesMidBody,
+}
+
+/// A stand-in at a new address in front of the node at `node`: every connection is
+/// passed to the node, but one whose first request is a forwarded one (it carries the
+/// peer-fill mark), which is treated as `owner` says. Held until the test ends.
+async fn in_front(node: SocketAddr, owner: Owner) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let mut buf = [0u8; 4096];
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let marked = String::from_utf8_lossy(&head)
+                    .to_ascii_lowercase()
+                    .contains(&wire::PEER_FILL_HEADER.to_ascii_lowercase());
+                if !marked {
+                    let Ok(mut to) = tokio::net::TcpStream::connect(node).await else { return };
+                    if to.write_all(&head).await.is_ok() {
+                        let _ = tokio::io::copy_bidirectional(&mut s, &mut to).await;
+                    }
+                    return;
+                }
+                match owner {
+                    Owner::Closes => {}
+                    Owner::Fails => {
+                        let answer =
+                            "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
+                        let _ = s.write_all(answer.as_bytes()).await;
+                        let _ = s.read(&mut [0u8; 64]).await;
+                    }
+                    Owner::Silent => {
+                        let _ = s.read(&mut [0u8; 64]).await;
+                    }
+                    Owner::DiesMidBody => {
+                        let answer = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nonly part";
+                        let _ = s.write_all(answer.as_bytes()).await;
+                    }
+                }
+            });
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn on_peers_an_owner_that_refuses_fails_hangs_or_dies_mid_forward_costs_no_request() {
+    for owner in [Owner::Closes, Owner::Fails, Owner::Silent, Owner::DiesMidBody] {
+        let mut cluster = Cluster::serving_later(LaterRequests::Forward);
+        let (stand_in, held) = in_front(cluster.nodes.addrs[1], owner).await;
+        cluster.listed[1] = stand_in;
+        let owners = owners(&cluster).await;
+        let peers = cluster.peers().await;
+        // Every forward to n1 meets the stand-in.
+        n0_serves_what_n1_fails(&owners, &peers[0], &owner).await;
+        assert!(peer_handoffs(&peers, (1, 0)).await, "{owner:?}: one handoff");
+        assert!(forwards(&peers[0], "n0", (0, 3)).await, "{owner:?}: three forwards failed");
+        for p in peers {
+            p.stop().await;
+        }
+        held.abort();
+        cluster.stop();
+    }
 }

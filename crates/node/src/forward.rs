@@ -1,0 +1,161 @@
+//! Back-end forwarding on an adopted connection (extended LARD's prototype): a later
+//! request that belongs to another node ([`crate::HandOn`]) is fetched from that node over
+//! pooled keep-alive HTTP/1.1 connections (the origin client's, `origin/client.rs`) and
+//! answered here, in order with the connection's other answers. The request carries the
+//! peer-fill mark and goes to the owner's node itself, never to a distributor, so it is
+//! served there: one hop, however the placements disagree. An owner that cannot be
+//! reached, is busy beyond the bound, answers a server error, is too slow or fails before
+//! its response is whole leaves the request to this node, which serves it as any other:
+//! forwarding costs time, never a request.
+
+use crate::forwarder::{Busy, Forwarder};
+use crate::hand_on::Elsewhere;
+use crate::origin::fields::{end_to_end, first, forwarded};
+use crate::origin::{OriginBody, OriginHead, Relay, Source};
+use crate::reply::{begin_dated, Reply, ReplyCtx};
+use crate::state::NodeState;
+use http1::{RequestHead, Status, Version};
+
+/// Request fields not sent on: those the client connection alone means (`host` goes as
+/// the Host of the forwarded request), and the cluster's own fields, which only nodes and
+/// distributors write (a client's would steer the owner).
+const NOT_FORWARDED: &[&str] = &[
+    "host",
+    "via",
+    wire::PEER_FILL_HEADER,
+    wire::PEER_HEADER,
+    wire::TARGET_HINT_HEADER,
+    wire::SLICE_HEADER,
+    "x-larder-node",
+    "x-larder-router",
+];
+
+/// Response fields this node writes itself.
+const REWRITTEN: &[&str] = &["date", "server", "content-length"];
+
+/// A forwarded request's answer, written; `busy` lives until its body is sent.
+pub struct Forwarded {
+    pub reply: Reply,
+    pub busy: Busy,
+}
+
+/// Answer the GET `req` with the response of the node `to` names, into `out`; `None`
+/// (nothing written) when this node is to serve it instead.
+pub async fn forward(
+    node: &NodeState,
+    req: &RequestHead,
+    to: &dyn Elsewhere,
+    out: &mut Vec<u8>,
+) -> Option<Forwarded> {
+    let forwarder = &node.forwarder;
+    let busy = forwarder.take(to.node())?;
+    let client = busy.client();
+    let mut fields = forwarded(req, NOT_FORWARDED);
+    fields.push(wire::PEER_FILL_FIELD);
+    // The target the owner is asked for, so its holdings name it as a relayed one would.
+    let mut hint = Vec::new();
+    if let Some(h) = to.hint() {
+        h.write_value(&mut hint);
+        fields.push((wire::TARGET_HINT_HEADER, &hint));
+    }
+    let got = client.get(&req.target, req.header("host"), &fields).await;
+    let whole = match got {
+        Ok((head, body)) if head.status < 500 => match Status::new(head.status) {
+            Some(status) => read_small(head, body, forwarder.max_buffered_bytes())
+                .await
+                .map(|(head, body)| (status, head, body)),
+            None => None,
+        },
+        _ => None,
+    };
+    let Some((status, head, body)) = whole else {
+        Forwarder::count(&forwarder.failures);
+        return None;
+    };
+    Forwarder::count(&forwarder.forwarded);
+    let ctx = ReplyCtx {
+        version: req.version,
+        keep_alive: req.keep_alive() && !node.is_shutting_down(),
+        head_only: false,
+        hint: None,
+    };
+    let reply = answer(node, (status, &head), body, &ctx, out);
+    Some(Forwarded { reply, busy })
+}
+
+/// A body read whole (within `max`) or still to be relayed.
+enum Body {
+    Whole(Vec<u8>),
+    Streamed(OriginBody),
+}
+
+/// The head and the body: read whole when it is declared no longer than `max`; `None`
+/// when the owner failed before the end of it.
+async fn read_small(
+    head: OriginHead,
+    mut body: OriginBody,
+    max: u64,
+) -> Option<(OriginHead, Body)> {
+    match body.declared_len() {
+        Some(n) if n <= max => {
+            let mut whole = Vec::with_capacity(n as usize);
+            while let Some(piece) = body.next().await.ok()? {
+                whole.extend_from_slice(&piece);
+            }
+            Some((head, Body::Whole(whole)))
+        }
+        _ => Some((head, Body::Streamed(body))),
+    }
+}
+
+/// Write the owner's response to this client: its end-to-end fields under this node's
+/// connection fields, the body after them or relayed as it arrives.
+fn answer(
+    node: &NodeState,
+    (status, head): (Status, &OriginHead),
+    body: Body,
+    ctx: &ReplyCtx,
+    out: &mut Vec<u8>,
+) -> Reply {
+    let len = match &body {
+        Body::Whole(b) => Some(b.len() as u64),
+        Body::Streamed(b) => b.declared_len(),
+    };
+    let chunked = len.is_none() && ctx.version == Version::Http11;
+    // A body of unknown length to an HTTP/1.0 client ends with the connection.
+    let keep_alive = ctx.keep_alive && (len.is_some() || chunked || status.forbids_body());
+    let ctx = ReplyCtx { keep_alive, ..*ctx };
+    let mut h = begin_dated(node, out, status, &ctx, first(&head.fields, "date"));
+    for (name, value) in end_to_end(&head.fields) {
+        if !REWRITTEN.iter().any(|r| r.eq_ignore_ascii_case(&name)) {
+            h.header(&name, &value);
+        }
+    }
+    let send = !status.forbids_body();
+    match len {
+        Some(n) if send => {
+            h.header_u64("Content-Length", n);
+        }
+        None if chunked && send => {
+            h.header("Transfer-Encoding", b"chunked");
+        }
+        _ => {}
+    }
+    h.finish();
+    let mut reply = Reply {
+        status,
+        body_bytes: if send { len.unwrap_or(0) } else { 0 },
+        close: !keep_alive,
+        shared: None,
+        stream: None,
+        relay: None,
+    };
+    match body {
+        Body::Whole(b) if send => out.extend_from_slice(&b),
+        Body::Streamed(b) if send => {
+            reply.relay = Some(Relay { prefix: Vec::new(), body: Source::Origin(b), chunked });
+        }
+        _ => {}
+    }
+    reply
+}
