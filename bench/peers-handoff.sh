@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Peers on one host (`larder peer`, SO_REUSEPORT on one address), relaying against handing
 # off (`larder peer --handoff`): with handoff a peer's distributor passes each plain
-# connection to the node of its first request, and that node hands the connection on to
-# the node of any later request that belongs elsewhere. Two workloads over keep-alive
-# connections: `one` (every request asks for one page, so a connection's requests keep
-# one owner) and `many` (each request asks for the next of FILES pages, so consecutive
-# requests on a connection change owner about (PEERS-1)/PEERS of the time: hand-on's worst
-# case). For each workload, ROUNDS times relay then handoff (A B A B), it prints req/s,
-# the CPU time all peers spent per request (their threads' run time, from
-# /proc/PID/task/*/schedstat), the handoffs and fallbacks the peers counted, and the load
-# average; then per workload the medians and the ratio handoff / relay.
+# connection to the node of its first request, and that node serves a later request that
+# belongs elsewhere as `--handoff-later` says: `forward` fetches it from its node over
+# pooled keep-alive connections (back-end forwarding), `hand-on` hands the connection on
+# to that node. Two workloads over keep-alive connections: `one` (every request asks for
+# one page, so a connection's requests keep one owner) and `many` (each request asks for
+# the next of FILES pages, so consecutive requests on a connection change owner about
+# (PEERS-1)/PEERS of the time). For each workload, ROUNDS times every mode of MODES in
+# turn (A B C A B C), it prints req/s, the CPU time all peers spent per request (their
+# threads' run time, from /proc/PID/task/*/schedstat), the handoffs and fallbacks the
+# peers counted, the requests the nodes forwarded, and the load average; then per
+# workload the medians and each mode's ratio to the relay.
 #
 # Settings (environment): LARDER (release binary; built if unset), PEERS (2), FILES (16),
 # SIZE_KB (13), POLICY (hash: each page has one owner), WORKLOADS ("one many"),
-# CONNECTIONS (50), WRK_THREADS (1), DURATION seconds (5), ROUNDS (2).
+# MODES ("relay forward hand-on"), CONNECTIONS (50), WRK_THREADS (1), DURATION seconds
+# (5), ROUNDS (2).
 # Installs wrk and curl with apt-get when missing. Touches only loopback. Every process it
 # starts is stopped on exit.
 set -euo pipefail
@@ -26,6 +29,7 @@ FILES=${FILES:-16}
 SIZE_KB=${SIZE_KB:-13}
 POLICY=${POLICY:-hash}
 WORKLOADS=${WORKLOADS:-"one many"}
+MODES=${MODES:-"relay forward hand-on"}
 CONNECTIONS=${CONNECTIONS:-50}
 WRK_THREADS=${WRK_THREADS:-1}
 DURATION=${DURATION:-5}
@@ -47,16 +51,22 @@ request = function()
 end
 LUA
 
-# counted: "HANDOFFS FALLBACKS" summed over every peer's /stats.
+# counted: "HANDOFFS FALLBACKS FORWARDED" summed over every peer's /stats and every
+# node's load report.
 counted() {
-    local admin h=0 f=0 line
+    local admin backend h=0 f=0 w=0 line
     for admin in "${ADMINS[@]}"; do
         line=$(curl -s --max-time 5 "http://127.0.0.1:$admin/stats" |
             /usr/bin/python3 -c 'import json,sys; h=json.load(sys.stdin)["handoff"]; print(h["handoffs"], h["fallbacks"])')
         h=$((h + ${line% *}))
         f=$((f + ${line#* }))
     done
-    echo "$h $f"
+    for backend in "${BACKENDS[@]}"; do
+        line=$(curl -s --max-time 5 "http://127.0.0.1:$backend/.larder/load" |
+            /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin).get("forwarded", 0))')
+        w=$((w + line))
+    done
+    echo "$h $f $w"
 }
 
 # ready: every peer's distributor has a load report from every node (and, with handoff,
@@ -73,21 +83,23 @@ sys.exit(0 if ok else 1)' "$PEERS" "$1" || return 1
     done
 }
 
-# start_peers MODE: PEERS peers on one shared port, relay or handoff; sets $PORT, $ADMINS
-# and $PEER_PIDS.
+# start_peers MODE: PEERS peers on one shared port, relaying or handing off (later requests
+# as MODE says); sets $PORT, $ADMINS, $BACKENDS and $PEER_PIDS.
 start_peers() {
-    local mode=$1 i j backends=() args
+    local mode=$1 i j args
     PORT=$(free_port)
     ADMINS=()
+    BACKENDS=()
     PEER_PIDS=()
-    for i in $(seq 1 "$PEERS"); do backends+=("$(free_port)"); done
+    for i in $(seq 1 "$PEERS"); do BACKENDS+=("$(free_port)"); done
     for i in $(seq 0 $((PEERS - 1))); do
-        args=(--listen "127.0.0.1:$PORT" --backend "127.0.0.1:${backends[$i]}"
+        args=(--listen "127.0.0.1:$PORT" --backend "127.0.0.1:${BACKENDS[$i]}"
             --docroot "$work/www" --threads 1 --policy "$POLICY" --name "p$i")
         for j in $(seq 0 $((PEERS - 1))); do
-            [ "$j" = "$i" ] || args+=(--peer "127.0.0.1:${backends[$j]}")
+            [ "$j" = "$i" ] || args+=(--peer "127.0.0.1:${BACKENDS[$j]}")
         done
-        [ "$mode" = handoff ] && args+=(--handoff --handoff-socket "$work/p$i.sock")
+        [ "$mode" != relay ] &&
+            args+=(--handoff --handoff-later "$mode" --handoff-socket "$work/p$i.sock")
         ADMINS+=("$(free_port)")
         "$LARDER" peer "${args[@]}" --admin "127.0.0.1:${ADMINS[$i]}" 2>>"$work/peer.err" &
         pids+=($!)
@@ -96,7 +108,7 @@ start_peers() {
     done
     wait_port "$PORT"
     for _ in $(seq 1 100); do
-        ready "$mode" && return 0
+        ready "$([ "$mode" = relay ] && echo relay || echo handoff)" && return 0
         sleep 0.1
     done
     echo "the peers did not hear every node within 10 s" >&2
@@ -131,41 +143,46 @@ import sys
 workload, mode, rps, reqs, c0, c1, h0, h1, load, runs = sys.argv[1:]
 rps, reqs = float(rps), int(reqs)
 ns = (int(c1) - int(c0)) / reqs
-(ha, fa), (hb, fb) = (map(int, h0.split()), map(int, h1.split()))
-print(f"| {workload} | {mode} | {rps:,.0f} | {ns / 1000:.2f} | {hb - ha} | {fb - fa} | {load} |",
+(ha, fa, wa), (hb, fb, wb) = (map(int, h0.split()), map(int, h1.split()))
+print(f"| {workload} | {mode} | {rps:,.0f} | {ns / 1000:.2f} | {hb - ha} | {fb - fa} | {wb - wa} | {load} |",
       flush=True)
 with open(runs, "a") as f:
     f.write(f"{workload} {mode} {rps} {ns}\n")
 PY
 }
 
-echo "$PEERS peers (policy $POLICY), $FILES pages of $SIZE_KB KB, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s, $ROUNDS rounds relay/handoff alternating."
+echo "$PEERS peers (policy $POLICY), $FILES pages of $SIZE_KB KB, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s, $ROUNDS rounds of: $MODES."
 echo
-echo "| workload | mode | req/s | peers' µs CPU/req | handoffs | fallbacks | load avg |"
-echo "|---|---|---:|---:|---:|---:|---:|"
+echo "| workload | mode | req/s | peers' µs CPU/req | handoffs | fallbacks | forwarded | load avg |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
 : >"$work/runs"
 for workload in $WORKLOADS; do
     for _ in $(seq 1 "$ROUNDS"); do
-        measure "$workload" relay
-        measure "$workload" handoff
+        for mode in $MODES; do
+            measure "$workload" "$mode"
+        done
     done
 done
 
 echo
-/usr/bin/python3 - "$work/runs" <<'PY'
+/usr/bin/python3 - "$work/runs" $MODES <<'PY'
 import statistics, sys
 from collections import defaultdict
 runs = defaultdict(list)
 for line in open(sys.argv[1]):
     workload, mode, rps, ns = line.split()
     runs[(workload, mode)].append((float(rps), float(ns)))
-print("Medians")
+modes = sys.argv[2:]
+base = modes[0]
+print(f"Medians; ratios against {base}")
 print()
-print("| workload | relay req/s | handoff req/s | handoff / relay | relay µs CPU/req | handoff µs CPU/req | handoff / relay |")
-print("|---|---:|---:|---:|---:|---:|---:|")
+print("| workload | mode | req/s | × req/s | µs CPU/req | × CPU/req |")
+print("|---|---|---:|---:|---:|---:|")
 for workload in dict.fromkeys(k[0] for k in runs):
     med = {m: [statistics.median(x[i] for x in runs[(workload, m)]) for i in (0, 1)]
-           for m in ("relay", "handoff")}
-    (rr, rn), (hr, hn) = med["relay"], med["handoff"]
-    print(f"| {workload} | {rr:,.0f} | {hr:,.0f} | {hr / rr:.2f}× | {rn / 1000:.2f} | {hn / 1000:.2f} | {hn / rn:.2f}× |")
+           for m in modes}
+    br, bn = med[base]
+    for m in modes:
+        r, n = med[m]
+        print(f"| {workload} | {m} | {r:,.0f} | {r / br:.2f}× | {n / 1000:.2f} | {n / bn:.2f}× |")
 PY
