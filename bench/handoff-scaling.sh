@@ -18,6 +18,15 @@
 # per size the median req/s per node count, the ratio of the largest node count to the
 # smallest, and the median ratio of the router's CPU per request handoff / relay.
 #
+# With TRACE (an access log, e.g. ../shared/traces/epa_aug95.log.gz) the workload is that
+# trace instead of one page: `larder trace docroot` writes each of its targets as a file
+# of its recorded size, the nodes serve them, and `larder bench --trace --flat
+# --docroot-urls` replays the trace's requests in order over CONNECTIONS keep-alive
+# connections (from the start again when it ends), in place of wrk; SIZES_KB is ignored.
+# A target the docroot cannot hold (a path that is both a file and a directory) is
+# answered 404, the same in every mode; the 4xx column counts them, and any other error
+# stops the run.
+#
 # Settings (environment): LARDER (release binary; built if unset), SIZES_KB ("13 6"),
 # NODE_COUNTS ("1 2 3 4"), ROUTER_SHARE (0.1), NODE_SHARE (0.2), POLICY (wrr),
 # CONNECTIONS (50), WRK_THREADS (1), DURATION seconds (8), ROUNDS (2), ROUTER_THREADS (1),
@@ -45,6 +54,7 @@ ROUNDS=${ROUNDS:-2}
 ROUTER_THREADS=${ROUTER_THREADS:-1}
 CLIENT_CLOSE=${CLIENT_CLOSE:-0}
 RUN_WEIGHT=${RUN_WEIGHT:-32}
+TRACE=${TRACE:-}
 
 if [ "$(id -u)" != 0 ]; then
     echo "handoff-scaling.sh caps CPU time with cgroups: run it as root" >&2
@@ -163,9 +173,17 @@ router_stat() {
 }
 
 mkdir -p "$work/www"
-for kb in $SIZES_KB; do
-    head -c "$((kb * 1024))" /dev/urandom >"$work/www/page-$kb.bin"
-done
+if [ -n "$TRACE" ]; then
+    [ -r "$TRACE" ] || { echo "cannot read the trace $TRACE" >&2; exit 2; }
+    "$LARDER" trace docroot "$TRACE" "$work/www" >&2
+    SIZES_KB=trace
+else
+    for kb in $SIZES_KB; do
+        head -c "$((kb * 1024))" /dev/urandom >"$work/www/page-$kb.bin"
+    done
+fi
+# What the handoff wait below asks for: a small file of no workload.
+head -c 1024 /dev/urandom >"$work/www/larder-probe.bin"
 
 # start_cluster N MODE: N capped nodes and a capped router (MODE relay or handoff) on free
 # loopback ports; sets $PORT, $ADMIN_PORT, $ROUTER_PID and $NODE_PIDS.
@@ -196,7 +214,7 @@ start_cluster() {
         local before tries
         for tries in $(seq 1 100); do
             before=$(router_stat handoffs)
-            for i in $(seq 1 "$n"); do curl -s -o /dev/null "http://127.0.0.1:$PORT/page-${SIZES_KB%% *}.bin" || true; done
+            for i in $(seq 1 "$n"); do curl -s -o /dev/null "http://127.0.0.1:$PORT/larder-probe.bin" || true; done
             [ "$(router_stat handoffs)" -ge $((before + n)) ] && return 0
             sleep 0.1
         done
@@ -205,24 +223,56 @@ start_cluster() {
     fi
 }
 
+# load SECONDS: the workload for SECONDS against the cluster at $PORT, in the cgroup `wrk`:
+# wrk on page-$kb.bin, or with TRACE the trace replayed by `larder bench`; ends with the
+# line "load: REQ_PER_S REQUESTS 4XX", or stops the run on an error.
+load() {
+    local seconds=$1 out
+    if [ -n "$TRACE" ]; then
+        local args=(--url "http://127.0.0.1:$PORT/" --trace "$TRACE" --flat --docroot-urls
+            --users "$CONNECTIONS" --threads "$WRK_THREADS" --duration "${seconds}s"
+            --json "$work/bench.json")
+        [ "$CLIENT_CLOSE" = 1 ] && args+=(--connection-per-request)
+        in_cgroup wrk "$LARDER" bench "${args[@]}" >"$work/bench.out" 2>&1 || {
+            cat "$work/bench.out" >&2
+            exit 1
+        }
+        /usr/bin/python3 - "$work/bench.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+e = r["errors"]
+if e["total"] != e["status_4xx"]:
+    sys.exit(f"larder bench saw errors: {e}")
+print("load:", r["throughput_rps"], r["requests"], e["status_4xx"])
+PY
+        return
+    fi
+    local wrk_args=(-t"$WRK_THREADS" -c"$CONNECTIONS")
+    [ "$CLIENT_CLOSE" = 1 ] && wrk_args+=(-H "Connection: close")
+    out=$(in_cgroup wrk wrk "${wrk_args[@]}" -d"${seconds}s" "http://127.0.0.1:$PORT/page-$kb.bin")
+    if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
+        echo "wrk saw errors:" >&2
+        echo "$out" >&2
+        exit 1
+    fi
+    echo "load: $(echo "$out" | awk '/^Requests\/sec:/ { print $2 }') $(echo "$out" | awk '/requests in/ { print $1 }') 0"
+}
+
 # measure SIZE N MODE: one run; prints a row and appends "SIZE N MODE RPS NS_PER_REQ" to
 # $work/runs.
 measure() {
     local kb=$1 n=$2 mode=$3 pid url out rps requests r0 r1 t0 t1 h0 h1 f0 f1 nodes0=0 nodes1=0
-    local w0 w1 wall0 wall1
+    local w0 w1 wall0 wall1 not_found
     start_cluster "$n" "$mode"
-    url="http://127.0.0.1:$PORT/page-$kb.bin"
-    local wrk_args=(-t"$WRK_THREADS" -c"$CONNECTIONS")
-    [ "$CLIENT_CLOSE" = 1 ] && wrk_args+=(-H "Connection: close")
     # Warm-up: the page read and cached by every node, connections pooled.
-    in_cgroup wrk wrk "${wrk_args[@]}" -d1s "$url" >/dev/null
+    load 1 >/dev/null
     r0=$(run_ns "$ROUTER_PID")
     for pid in "${NODE_PIDS[@]}"; do nodes0=$((nodes0 + $(run_ns "$pid"))); done
     t0=$(throttled router)
     h0=$(router_stat handoffs)
     f0=$(router_stat fallbacks)
     wall0=$(date +%s%N)
-    out=$( (in_cgroup wrk wrk "${wrk_args[@]}" -d"${DURATION}s" "$url"; times) 2>&1)
+    out=$( (load "$DURATION"; times) 2>&1)
     wall1=$(date +%s%N)
     r1=$(run_ns "$ROUTER_PID")
     for pid in "${NODE_PIDS[@]}"; do nodes1=$((nodes1 + $(run_ns "$pid"))); done
@@ -230,27 +280,22 @@ measure() {
     h1=$(router_stat handoffs)
     f1=$(router_stat fallbacks)
     stop_pids
-    rps=$(echo "$out" | awk '/^Requests\/sec:/ { print $2 }')
-    requests=$(echo "$out" | awk '/requests in/ { print $1 }')
-    if echo "$out" | grep -q "Non-2xx\|Socket errors"; then
-        echo "wrk saw errors:" >&2
-        echo "$out" >&2
-        exit 1
-    fi
+    read -r rps requests not_found < <(echo "$out" | grep '^load:' | cut -d' ' -f2-)
     # wrk's own CPU time: the last line of `times` is its children's user and system time.
     w1=$(echo "$out" | tail -1 | awk '{
         t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] } print t }')
     /usr/bin/python3 - "$kb" "$n" "$mode" "$rps" "$requests" "$r0" "$r1" "$nodes0" "$nodes1" \
         "$wall0" "$wall1" "$w1" "$t0" "$t1" "$h0" "$h1" "$f0" "$f1" "$(cut -d' ' -f1 /proc/loadavg)" \
-        "$work/runs" <<'PY'
+        "$work/runs" "$not_found" <<'PY'
 import sys
-(kb, n, mode, rps, reqs, r0, r1, n0, n1, w0, w1, wrk, t0, t1, h0, h1, f0, f1, load, runs) = sys.argv[1:]
+(kb, n, mode, rps, reqs, r0, r1, n0, n1, w0, w1, wrk, t0, t1, h0, h1, f0, f1, load, runs, nf) = sys.argv[1:]
 rps, reqs = float(rps), int(reqs)
 wall = (int(w1) - int(w0)) / 1e9
 router_ns = (int(r1) - int(r0)) / reqs
-print(f"| {kb} KB | {n} | {mode} | {rps:,.0f} | {router_ns / 1000:.2f} | "
+label = f"{kb} KB" if kb.isdigit() else kb
+print(f"| {label} | {n} | {mode} | {rps:,.0f} | {router_ns / 1000:.2f} | "
       f"{(int(r1) - int(r0)) / 1e9 / wall:.3f} | {(int(n1) - int(n0)) / 1e9 / wall:.2f} | "
-      f"{float(wrk) / wall:.2f} | {int(t1) - int(t0)} | {int(h1) - int(h0)} | {int(f1) - int(f0)} | {load} |",
+      f"{float(wrk) / wall:.2f} | {int(t1) - int(t0)} | {int(h1) - int(h0)} | {int(f1) - int(f0)} | {nf} | {load} |",
       flush=True)
 with open(runs, "a") as f:
     f.write(f"{kb} {n} {mode} {rps} {router_ns}\n")
@@ -264,8 +309,8 @@ connections="keep-alive connections"
 [ "$CLIENT_CLOSE" = 1 ] && connections="a connection per request (Connection: close)"
 echo "run weight $RUN_WEIGHT, policy $POLICY, router threads $ROUTER_THREADS, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s over $connections, $ROUNDS rounds relay/handoff alternating."
 echo
-echo "| page | nodes | mode | req/s | router µs CPU/req | router cores | nodes' cores | wrk cores | router throttled periods | handoffs | fallbacks | load avg |"
-echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| page | nodes | mode | req/s | router µs CPU/req | router cores | nodes' cores | load generator cores | router throttled periods | handoffs | fallbacks | 4xx | load avg |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 : >"$work/runs"
 # Rounds outermost: every node count is measured once per round, so a change in the
 # machine's other work during the run shifts every count alike, not the last ones only.
@@ -300,11 +345,12 @@ for kb in sizes:
         rps = {c: statistics.median(r for r, _ in runs[(kb, c, mode)]) for c in counts}
         ns = {c: statistics.median(x for _, x in runs[(kb, c, mode)]) for c in counts}
         per_req[(kb, mode)] = ns
-        print(f"| {kb} KB | {mode} | " + " | ".join(f"{rps[c]:,.0f}" for c in counts)
+        label = f"{kb} KB" if kb.isdigit() else kb
+        print(f"| {label} | {mode} | " + " | ".join(f"{rps[c]:,.0f}" for c in counts)
               + f" | {rps[hi] / rps[lo]:.2f}× | {ns[hi] / 1000:.2f} |")
 print()
 for kb in sizes:
     ratios = ", ".join(
         f"{c}: {per_req[(kb, 'handoff')][c] / per_req[(kb, 'relay')][c]:.3f}" for c in counts)
-    print(f"{kb} KB: router CPU per request, handoff / relay, per node count: {ratios}")
+    print(f"{kb}{' KB' if kb.isdigit() else ''}: router CPU per request, handoff / relay, per node count: {ratios}")
 PY
