@@ -307,7 +307,10 @@ quota_node=$(bandwidth "$NODE_SHARE")
 echo "Router capped at $ROUTER_SHARE of a core (cgroup v$CG_VERSION, quota/period µs: $quota_router), each node at $NODE_SHARE ($quota_node);"
 connections="keep-alive connections"
 [ "$CLIENT_CLOSE" = 1 ] && connections="a connection per request (Connection: close)"
-echo "run weight $RUN_WEIGHT, policy $POLICY, router threads $ROUTER_THREADS, wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s over $connections, $ROUNDS rounds relay/handoff alternating."
+generator="wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s"
+[ -n "$TRACE" ] &&
+    generator="larder bench --trace $(basename "$TRACE") --flat --threads $WRK_THREADS --users $CONNECTIONS --duration ${DURATION}s"
+echo "run weight $RUN_WEIGHT, policy $POLICY, router threads $ROUTER_THREADS, $generator over $connections, $ROUNDS rounds relay/handoff alternating."
 echo
 echo "| page | nodes | mode | req/s | router µs CPU/req | router cores | nodes' cores | load generator cores | router throttled periods | handoffs | fallbacks | 4xx | load avg |"
 echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -13,13 +13,13 @@ pub enum LaterRequests {
     Here,
     /// Fetched from the node it belongs to over pooled keep-alive connections and answered
     /// by the node that holds the connection (back-end forwarding): locality kept for
-    /// one loopback round trip per request; an owner that fails is never waited on
-    /// twice: the request is served here.
+    /// one loopback round trip and a copy of the response per such request; when the
+    /// owner fails the request is served here.
     #[default]
     Forward,
     /// The connection is handed on to the node it belongs to, from that request on (a
-    /// Unix-socket connect, the descriptor and two round trips per change of owner); a
-    /// refused offer is served here. Cheapest when a connection's requests seldom change
-    /// owner.
+    /// Unix-socket connect, the descriptor and two round trips per change of owner,
+    /// nothing after it); a refused offer is served here. Costly when consecutive
+    /// requests keep changing owner.
     HandOn,
 }

@@ -213,6 +213,16 @@ impl NodeReport {
             "Slices of large objects fetched from the node that owns them.",
             one(l.slices_from_peers),
         );
+        e.counter(
+            "larder_node_forwarded",
+            "Later requests on adopted connections answered with the response of the node they belong to.",
+            one(l.forwarded),
+        );
+        e.counter(
+            "larder_node_forward_failures",
+            "Forwards to another node that failed, served by this node instead.",
+            one(l.forward_failures),
+        );
         e.counter("larder_node_sent_bytes", "Response bytes sent.", one(self.bytes_sent));
         e.counter(
             "larder_node_header_timeouts",

@@ -23,7 +23,9 @@ impl TargetHint {
     pub fn write_field(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(TARGET_HINT_HEADER.as_bytes());
         out.extend_from_slice(b": ");
-        self.write_value(out);
+        push_hex(out, self.key);
+        out.push(b' ');
+        push_hex(out, self.tree);
         out.extend_from_slice(b"\r\n");
     }
 
@@ -65,6 +67,9 @@ mod tests {
         let value = &out[TARGET_HINT_HEADER.len() + 2..out.len() - 2];
         assert_eq!(TargetHint::parse(value), Some(hint));
         assert_eq!(TargetHint::parse(b" 0123456789abcdef ffffffffffffffff "), Some(hint));
+        let mut alone = Vec::new();
+        hint.write_value(&mut alone);
+        assert_eq!(alone, value, "the value alone is the field's");
     }
 
     #[test]

@@ -78,9 +78,8 @@ pub struct Args {
     /// belongs to another node: `forward` fetches it from that node over pooled
     /// keep-alive connections and answers it itself (one loopback round trip per such
     /// request), `hand-on` passes the connection on to that node (a Unix-socket connect,
-    /// the descriptor and two round trips per change of owner: cheapest when a
-    /// connection's requests seldom change owner), `here` serves it without asking
-    /// anyone. A forward or hand-on that fails is served here.
+    /// the descriptor and two round trips per change of owner: costly when consecutive
+    /// requests keep changing owner), `here` serves it without asking anyone. A forward or hand-on that fails is served here.
     #[arg(long, value_enum, value_name = "HOW", default_value_t = node::LaterRequests::default())]
     handoff_later: node::LaterRequests,
     /// Later requests forwarded to one other node at once; beyond it they are served
