@@ -49,6 +49,11 @@ impl Cluster {
     }
 
     fn serving_later(later: LaterRequests) -> Cluster {
+        Cluster::forwarding(later, node::ForwardConfig::default().max_buffered_bytes)
+    }
+
+    /// Forwarded responses above `max_buffered` bytes relayed as they arrive.
+    fn forwarding(later: LaterRequests, max_buffered: u64) -> Cluster {
         let dir = TempDir::new("handoff");
         let root = dir.0.join("www");
         std::fs::create_dir_all(&root).unwrap();
@@ -65,6 +70,7 @@ impl Cluster {
             handoff.hand_on = Some(node::SharedHandOn(Arc::new(hand_on.clone())));
             handoff.later = later;
             handoff.forward.timeout = Duration::from_millis(300);
+            handoff.forward.max_buffered_bytes = max_buffered;
             cfg.handoff = Some(handoff);
             cfg
         });
@@ -439,7 +445,17 @@ async fn forwards(peer: &RunningRouter, name: &str, expected: (u64, u64)) -> boo
 
 #[tokio::test]
 async fn on_peers_forwarding_serves_a_connection_whose_requests_change_owner_byte_exact() {
-    let cluster = Cluster::serving_later(LaterRequests::Forward);
+    forwarding_serves_every_owner_byte_exact(Cluster::serving_later(LaterRequests::Forward)).await;
+}
+
+#[tokio::test]
+async fn on_peers_forwarded_bodies_relayed_as_they_arrive_are_byte_exact() {
+    // Every file but the smallest is larger than this: relayed, not read whole first.
+    let cluster = Cluster::forwarding(LaterRequests::Forward, 64);
+    forwarding_serves_every_owner_byte_exact(cluster).await;
+}
+
+async fn forwarding_serves_every_owner_byte_exact(cluster: Cluster) {
     let owners = owners(&cluster).await;
     let peers = cluster.peers().await;
     // Every file twice in a row, then every file again, starting with one of n0's:
