@@ -102,7 +102,10 @@ pub async fn serve_connection_from(
         hand_on_later: None,
     };
     if !conn.inbuf.is_empty() {
-        conn.hand_on_later = node.config.handoff.as_ref().and_then(|h| h.hand_on.clone());
+        // Served here whatever the placement says: nothing to ask.
+        let asks = |h: &&crate::HandoffConfig| h.later != LaterRequests::Here;
+        conn.hand_on_later =
+            node.config.handoff.as_ref().filter(asks).and_then(|h| h.hand_on.clone());
     }
     // An I/O error only ends this connection; there is nobody to tell.
     let _ = conn.run().await;
@@ -222,6 +225,7 @@ impl Conn {
         let Some(SharedHandOn(hand_on)) = self.hand_on.clone() else { return Ok(Later::Here) };
         let how = self.node.config.handoff.as_ref().map_or(LaterRequests::Here, |h| h.later);
         let method = match how {
+            // Not asked: `hand_on` is never set for it (`serve_connection_from`).
             LaterRequests::Here => false,
             LaterRequests::Forward => head.method == Method::Get,
             LaterRequests::HandOn => matches!(head.method, Method::Get | Method::Head),

@@ -557,3 +557,31 @@ async fn on_peers_an_owner_that_refuses_fails_hangs_or_dies_mid_forward_costs_no
         cluster.stop();
     }
 }
+
+#[tokio::test]
+async fn on_peers_here_serves_every_later_request_where_the_connection_is() {
+    let cluster = Cluster::serving_later(LaterRequests::Here);
+    let owners = owners(&cluster).await;
+    let peers = cluster.peers().await;
+    let first = owners.iter().position(|o| o == "n0").expect("n0 owns a file");
+    let order: Vec<usize> = std::iter::once(first).chain(0..FILES).collect();
+    served_byte_exact(&peers[0], &order).await;
+    assert!(peer_handoffs(&peers, (1, 0)).await, "one handoff, no hand-on");
+    // Once n0's report counts every request it served, it has forwarded none.
+    let served = 2 * order.len() as u64;
+    let counted = stats_until(&peers[0], |s| {
+        s["nodes"].as_array().is_some_and(|nodes| {
+            nodes.iter().filter(|n| n["name"] == "n0").any(|n| {
+                let r = &n["report"];
+                r["requests"].as_u64().is_some_and(|c| c >= served)
+                    && r["forwarded"].as_u64() == Some(0)
+            })
+        })
+    })
+    .await;
+    assert!(counted, "n0 served all {served} requests itself");
+    for p in peers {
+        p.stop().await;
+    }
+    cluster.stop();
+}
