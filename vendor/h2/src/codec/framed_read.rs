@@ -1,3 +1,4 @@
+use crate::codec::spare;
 use crate::frame::{self, Frame, Kind, Reason};
 use crate::frame::{
     DEFAULT_MAX_FRAME_SIZE, DEFAULT_SETTINGS_HEADER_TABLE_SIZE, MAX_MAX_FRAME_SIZE,
@@ -17,6 +18,9 @@ use std::task::{Context, Poll};
 use tokio::io::AsyncRead;
 use tokio_util::codec::FramedRead as InnerFramedRead;
 use tokio_util::codec::{LengthDelimitedCodec, LengthDelimitedCodecError};
+
+/// What the read buffer is taken with (tokio-util's own initial capacity).
+const READ_BUFFER_CAPACITY: usize = 8 * 1024;
 
 // 16 MB "sane default" taken from golang http2
 const DEFAULT_SETTINGS_MAX_HEADER_LIST_SIZE: usize = 16 << 20;
@@ -421,10 +425,23 @@ where
         let _e = span.enter();
         loop {
             tracing::trace!("poll");
-            let bytes = match ready!(Pin::new(&mut self.inner).poll_next(cx)) {
-                Some(Ok(bytes)) => bytes,
-                Some(Err(e)) => return Poll::Ready(Some(Err(map_err(e)))),
-                None => return Poll::Ready(None),
+            // The read buffer is held only while there is something to read: taken
+            // before reading and given back when the socket has nothing more and no
+            // frame is half read, so that an idle connection holds none.
+            if self.inner.read_buffer().capacity() == 0 {
+                *self.inner.read_buffer_mut() = spare::take_read(READ_BUFFER_CAPACITY);
+            }
+            let bytes = match Pin::new(&mut self.inner).poll_next(cx) {
+                Poll::Ready(Some(Ok(bytes))) => bytes,
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(map_err(e)))),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => {
+                    if self.inner.read_buffer().is_empty() {
+                        let buf = std::mem::take(self.inner.read_buffer_mut());
+                        spare::give_read(buf, READ_BUFFER_CAPACITY);
+                    }
+                    return Poll::Pending;
+                }
             };
 
             tracing::trace!(read.bytes = bytes.len());

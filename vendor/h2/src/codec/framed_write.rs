@@ -1,3 +1,4 @@
+use crate::codec::spare;
 use crate::codec::UserError;
 use crate::codec::UserError::*;
 use crate::frame::{self, Frame, FrameSize};
@@ -93,7 +94,8 @@ where
             final_flush_done: false,
             encoder: Encoder {
                 hpack: hpack::Encoder::default(),
-                buf: Cursor::new(BytesMut::with_capacity(DEFAULT_BUFFER_CAPACITY)),
+                // Taken when there is a frame to write and given back once written.
+                buf: Cursor::new(BytesMut::new()),
                 next: None,
                 last_data_frame: None,
                 max_frame_size: frame::DEFAULT_MAX_FRAME_SIZE,
@@ -168,6 +170,7 @@ where
                 ControlFlow::Break => break,
             }
         }
+        self.encoder.release_buf();
 
         tracing::trace!("flushing buffer");
         // Flush the upstream
@@ -227,6 +230,10 @@ where
         let _e = span.enter();
 
         tracing::debug!(frame = ?item, "send");
+
+        if self.buf.get_ref().capacity() == 0 {
+            *self.buf.get_mut() = spare::take_write(DEFAULT_BUFFER_CAPACITY);
+        }
 
         match item {
             Frame::Data(mut v) => {
@@ -307,9 +314,23 @@ where
     }
 
     fn has_capacity(&self) -> bool {
+        // No buffer held: `buffer` takes one of the default capacity.
         self.next.is_none()
-            && (self.buf.get_ref().capacity() - self.buf.get_ref().len()
-                >= self.min_buffer_capacity)
+            && (self.buf.get_ref().capacity() == 0
+                || self.buf.get_ref().capacity() - self.buf.get_ref().len()
+                    >= self.min_buffer_capacity)
+    }
+
+    /// Gives the write buffer back once everything in it is written, so that an idle
+    /// connection holds none.
+    fn release_buf(&mut self) {
+        if self.next.is_none()
+            && self.buf.get_ref().is_empty()
+            && self.buf.get_ref().capacity() != 0
+        {
+            self.buf.set_position(0);
+            spare::give_write(std::mem::take(self.buf.get_mut()));
+        }
     }
 
     fn is_empty(&self) -> bool {

@@ -158,7 +158,9 @@ impl Decoder {
             max_size_update: None,
             last_max_update: size,
             table: Table::new(size),
-            buffer: BytesMut::with_capacity(4096),
+            // Allocated by the first Huffman-coded string, not up front: an idle
+            // connection holds no decode buffer.
+            buffer: BytesMut::new(),
         }
     }
 

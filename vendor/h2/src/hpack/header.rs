@@ -35,6 +35,13 @@ pub enum Name<'a> {
 #[derive(Clone, Eq, PartialEq, Default)]
 pub struct BytesStr(Bytes);
 
+/// A copy of a pseudo-header's value that does not share the frame's read buffer: the
+/// HPACK table keeps such values for the connection's life, and a slice would keep the
+/// whole read buffer allocated while the connection is idle.
+fn unshared(value: Bytes) -> Bytes {
+    Bytes::copy_from_slice(&value)
+}
+
 pub fn len(name: &HeaderName, value: &HeaderValue) -> usize {
     let n: &str = name.as_ref();
     32 + n.len() + value.len()
@@ -68,7 +75,7 @@ impl Header {
         if name[0] == b':' {
             match &name[1..] {
                 b"authority" => {
-                    let value = BytesStr::try_from(value)?;
+                    let value = BytesStr::try_from(unshared(value))?;
                     Ok(Header::Authority(value))
                 }
                 b"method" => {
@@ -76,15 +83,15 @@ impl Header {
                     Ok(Header::Method(method))
                 }
                 b"scheme" => {
-                    let value = BytesStr::try_from(value)?;
+                    let value = BytesStr::try_from(unshared(value))?;
                     Ok(Header::Scheme(value))
                 }
                 b"path" => {
-                    let value = BytesStr::try_from(value)?;
+                    let value = BytesStr::try_from(unshared(value))?;
                     Ok(Header::Path(value))
                 }
                 b"protocol" => {
-                    let value = Protocol::try_from(value)?;
+                    let value = Protocol::try_from(unshared(value))?;
                     Ok(Header::Protocol(value))
                 }
                 b"status" => {
