@@ -82,6 +82,11 @@ impl Deque {
         match self.indices {
             Some(mut idxs) => {
                 let mut slot = buf.slab.remove(idxs.head);
+                if buf.slab.is_empty() {
+                    // Nothing queued for any stream: give the slots back, so that an
+                    // idle connection holds none.
+                    buf.slab = Slab::new();
+                }
 
                 if idxs.head == idxs.tail {
                     assert!(slot.next.is_none());

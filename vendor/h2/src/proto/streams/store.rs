@@ -406,6 +406,12 @@ impl<'a> Ptr<'a> {
         // Remove the stream state
         let stream = self.store.slab.remove(self.key.index.0 as usize);
         assert_eq!(stream.id, self.key.stream_id);
+        if self.store.slab.is_empty() && self.store.ids.is_empty() {
+            // The last stream gone: give the store's capacity back, so that an idle
+            // connection holds none.
+            self.store.slab = slab::Slab::new();
+            self.store.ids = IndexMap::new();
+        }
         stream.id
     }
 
