@@ -135,9 +135,7 @@ impl BufferProgress {
         // the caller is about to discard `discard` bytes
         // from the front of the buffer.  adjust `processed`
         // down by the same amount.
-        self.processed = self
-            .processed
-            .saturating_sub(self.discard);
+        self.processed = self.processed.saturating_sub(self.discard);
         mem::take(&mut self.discard)
     }
 
@@ -176,8 +174,7 @@ impl DeframerVecBuffer {
              * 0          ^ self.used
              */
 
-            self.buf
-                .copy_within(taken..self.used, 0);
+            self.buf.copy_within(taken..self.used, 0);
             self.used -= taken;
         } else if taken >= self.used {
             self.used = 0;
@@ -205,7 +202,18 @@ impl DeframerVecBuffer {
         // we get a message with a length field out of range here,
         // we do a zero length read.  That looks like an EOF to
         // the next layer up, which is fine.
-        let new_bytes = rd.read(&mut self.buf[self.used..])?;
+        let new_bytes = match rd.read(&mut self.buf[self.used..]) {
+            Ok(new_bytes) => new_bytes,
+            Err(err) => {
+                // Nothing to read (usually `WouldBlock`) and nothing buffered: free the
+                // buffer, so that an idle connection holds none; the next read makes it
+                // again.
+                if self.used == 0 {
+                    self.buf = Vec::new();
+                }
+                return Err(err);
+            }
+        };
         self.used += new_bytes;
         Ok(new_bytes)
     }
