@@ -111,6 +111,7 @@ mod turn;
 mod upstream;
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -362,12 +363,30 @@ async fn handshake_then_serve(
     // The handshake in a box of its own, freed once it is done, and each protocol in one
     // sized for it: a TLS session held inline here would be kept twice by every
     // connection (the handshake's copy beside the protocol's), for the connection's life.
-    let accepted = Box::pin(tokio::time::timeout(limit, acceptor.accept(stream))).await;
-    let Ok(Ok(stream)) = accepted else { return };
+    // Matched without a named result: a result kept in a variable and partly moved out of
+    // would keep its slot (a whole TLS session) in this future while the protocol runs.
+    let Ok(Ok(stream)) = Box::pin(tokio::time::timeout(limit, acceptor.accept(stream))).await
+    else {
+        return;
+    };
+    serve_alpn(stream, peer, cluster, log, drain, pools).await;
+}
+
+/// The protocol ALPN chose on `stream`, in a box sized for it. Not an `async fn`, and
+/// apart from `handshake_then_serve`: a TLS session borrowed (to read its ALPN) in an
+/// async function keeps its slot there for the function's life.
+fn serve_alpn(
+    stream: tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+    peer: std::net::SocketAddr,
+    cluster: Arc<Cluster>,
+    log: Option<Arc<AccessLog>>,
+    drain: drain::DrainWait,
+    pools: Pools,
+) -> Pin<Box<dyn Future<Output = ()> + Send>> {
     if stream.get_ref().1.alpn_protocol() == Some(tls::ALPN_H2) {
-        http2::serve(stream, peer, cluster, log, drain, pools).await;
+        Box::pin(http2::serve(stream, peer, cluster, log, drain, pools))
     } else {
-        Box::pin(conn::Connection::new(stream, peer, cluster, log, drain, pools).run()).await;
+        Box::pin(conn::Connection::new(stream, peer, cluster, log, drain, pools).run())
     }
 }
 

@@ -123,8 +123,9 @@ async fn serve_streams<T>(
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let Limits { header, idle, max_streams } = limits;
-    let handshake = tokio::time::timeout(header, handshake).await;
-    let Ok(Ok(mut connection)) = handshake else { return };
+    // Matched without a named result: a result kept in a variable and partly moved out of
+    // would keep a second connection-sized slot in this future for the connection's life.
+    let Ok(Ok(mut connection)) = tokio::time::timeout(header, handshake).await else { return };
     let counts = cluster.http2_counts();
     let _open = counts.connection_opened();
     let shared = Arc::new(Shared {
