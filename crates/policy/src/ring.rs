@@ -224,6 +224,13 @@ impl HashRing {
     /// when past the last).
     fn start_of(&self, position: u64) -> usize {
         let bucket = self.bucket_of(position) as usize;
+        // From the bucket's own line when it orders the position exactly.
+        let b = &self.buckets[bucket];
+        if !b.crowded() {
+            if let Some(before) = b.before(self.low_of(position)) {
+                return b.first as usize + before;
+            }
+        }
         let (lo, hi) =
             (self.buckets[bucket].first as usize, self.buckets[bucket + 1].first as usize);
         lo + self.points[lo..hi].partition_point(|p| p.position < position)
@@ -470,6 +477,8 @@ mod tests {
                     p.position ^ 0xff,
                 ] {
                     assert_eq!(r.owner_at(probe), exact(probe), "at {probe:#x}");
+                    let start = r.points.partition_point(|p| p.position < probe);
+                    assert_eq!(r.start_of(probe), start, "at {probe:#x}");
                 }
             }
             for probe in [0, u64::MAX] {
