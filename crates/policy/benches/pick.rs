@@ -1,5 +1,5 @@
 //! The cost of one pick against the size of the cluster:
-//! `cargo bench -p policy --bench pick [-- PICKS] [--same-mix] [--pattern] [POLICY…]` (default 2 M picks a
+//! `cargo bench -p policy --bench pick [-- PICKS] [--same-mix] [--pattern] [--spread] [POLICY…]` (default 2 M picks a
 //! measurement, every policy).
 //!
 //! A timing claim lives here, not in a test. For every policy, one pick is timed at 8,
@@ -19,6 +19,8 @@
 //! nodes and 190 nodes' shares at 10,000, so `bounded` spills far more often there).
 //! `--pattern` prints, for `bounded`, that load pattern at each size: the share of nodes
 //! at the bound, of picks whose home is at it, and the ring points a pick reads.
+//! `--spread` prints the ring's balance at each size (what `hash` gives each node of many
+//! targets), for the default ring and for one without the whole ring's bound on points.
 //!
 //! The library reads no clock and prints nothing (`clippy.toml`); a benchmark of it must.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods, clippy::disallowed_macros)]
@@ -107,6 +109,19 @@ fn load_pattern(nodes: usize, targets: &[Target]) -> (f64, f64, f64) {
     (full / samples as f64, spilled as f64 / picks, points as f64 / picks)
 }
 
+/// The ring's spread at `nodes` nodes of weight 1: points a node, and the largest,
+/// 99th-percentile and smallest node's share of the circle over the mean share.
+fn spread(config: RingConfig, nodes: usize) -> (usize, f64, f64, f64) {
+    let mut ring = HashRing::new(config);
+    ring.rebuild(&NodeState::uniform(nodes));
+    let mut shares = ring.shares();
+    shares.sort_by(f64::total_cmp);
+    let mean = 1.0 / nodes as f64;
+    let at = |q: f64| shares[((shares.len() - 1) as f64 * q) as usize] / mean;
+    let points = ring.walk(policy::TargetKey(0)).count() / nodes;
+    (points, at(1.0), at(0.99), at(0.0))
+}
+
 /// Nanoseconds per pick of `kind` at `nodes` over `targets` (after the first pass, which
 /// fills the policy's table and is not timed), and of the bench's own bookkeeping around
 /// those picks alone (starting and finishing the same requests on the same nodes from the
@@ -172,6 +187,25 @@ fn main() {
         .iter()
         .map(|&nodes| stream(picks, if same_mix { (nodes as u64 / 8).max(1) } else { 1 }))
         .collect();
+    if args.iter().any(|a| a == "--spread") {
+        println!("a node's share of the circle over the mean share (nodes of weight 1):");
+        println!(
+            "{:<24} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            "ring", "nodes", "points", "largest", "99th %", "smallest"
+        );
+        let unbounded = RingConfig { max_points: u32::MAX, ..RingConfig::default() };
+        for (label, config) in
+            [("default", RingConfig::default()), ("no whole-ring bound", unbounded)]
+        {
+            for nodes in SIZES {
+                let (points, largest, p99, smallest) = spread(config, nodes);
+                println!(
+                    "{label:<24} {nodes:>8} {points:>8} {largest:>8.2} {p99:>8.2} {smallest:>8.2}"
+                );
+            }
+        }
+        return;
+    }
     if args.iter().any(|a| a == "--pattern") {
         println!("bounded's load pattern over the timed pass ({picks} picks):");
         println!(

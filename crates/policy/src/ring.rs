@@ -1,15 +1,18 @@
 //! The consistent-hash ring shared by `hash` and `bounded`.
 //!
 //! Each eligible node owns points on a 64-bit circle, as many as its weight asks
-//! (weight × [`RingConfig::points_per_weight`]; when that passes the cap, every node's
-//! count shrinks by the same factor, so shares keep the weights' proportions), and a target belongs to the
+//! (weight × [`RingConfig::points_per_weight`]; when that passes a node's cap or the whole
+//! ring's, every node's count shrinks by the same factor, so shares keep the weights'
+//! proportions), and a target belongs to the
 //! first point at or after its own position. Points sit in a sorted array, and a table of
-//! buckets on the top bits of the position (one to two points a bucket) keeps beside each
-//! bucket its first few points (their next 32 bits and owners) and the owner of the first
-//! point after it: a lookup reads one bucket, half a cache line, where an index and then
-//! the array would cost two misses once the ring outgrows the CPU's caches (1 million
-//! points at 10,000 nodes). A crowded bucket, or a target whose 32 bits equal a point's,
-//! is resolved in the sorted array; walking on is a step through the array.
+//! buckets on the top bits of the position (up to 8 points a bucket on average) keeps in
+//! each bucket's cache line its points (their next 16 bits and owners, up to 14) and the
+//! owner of the first point after it: a lookup reads one cache line, where an index and
+//! then the array would cost two misses once the ring outgrows the CPU's caches. The
+//! table is 8 bytes a point, and the whole ring's bound on points
+//! ([`RingConfig::max_points`]) keeps a ring built from weights ([`HashRing::rebuild`])
+//! within a 2 MiB table up to 262,144 nodes. A crowded bucket, a target whose 16 bits equal a point's, or an owner past
+//! `u16` is resolved in the sorted array; walking on is a step through the array.
 //!
 //! Only eligible nodes (up, weight > 0) are on the ring. A target whose node goes down
 //! therefore lands on the next distinct node clockwise, exactly as if the walk skipped the
@@ -34,13 +37,21 @@ pub struct RingConfig {
     pub points_per_weight: u32,
     /// Upper bound on one node's points, so a huge weight cannot blow up the ring.
     pub max_points_per_node: u32,
+    /// Upper bound on the whole ring's points (each node keeps at least one): a lookup
+    /// reads the ring at a random place, so once the ring outgrows the CPU's caches every
+    /// pick waits for memory. Past the bound each node's points shrink by the same factor,
+    /// which widens the spread of the nodes' shares (about 1/√points a node).
+    pub max_points: u32,
 }
 
 impl Default for RingConfig {
-    /// 100 points per weight (about ±10% share spread), at most 1,600 per node: 1,000
-    /// nodes of weight 1 make a 100,000-point ring (1.2 MB).
+    /// 100 points per weight (about ±10% share spread), at most 1,600 per node and
+    /// 2¹⁸ (262,144) in all: 1,000 nodes of weight 1 make a 100,000-point ring (a 1 MiB
+    /// bucket table), 10,000 nodes get 26 points each (about ±20% spread, the largest
+    /// share twice the mean) in a 2 MiB table instead of 100 each in 16 MiB, and a pick
+    /// at 10,000 nodes costs about 2× one at 8 instead of 3–4×.
     fn default() -> Self {
-        RingConfig { points_per_weight: 100, max_points_per_node: 1600 }
+        RingConfig { points_per_weight: 100, max_points_per_node: 1600, max_points: 1 << 18 }
     }
 }
 
@@ -48,9 +59,8 @@ impl Default for RingConfig {
 #[derive(Clone, Debug, Default)]
 pub struct HashRing {
     config: RingConfig,
-    /// Points by position, ascending, each with its owner beside it: a lookup then reads
-    /// one cache line of points, not one of positions and another of owners (at 10,000
-    /// nodes the ring is far larger than the CPU's caches).
+    /// Points by position, ascending, each with its owner beside it: for the walk past a
+    /// bucket and for lookups a bucket cannot answer.
     points: Vec<Point>,
     /// One per value of the top `bits` bits of a position, plus one past the end (whose
     /// `first` is the number of points).
@@ -67,39 +77,61 @@ struct Point {
     owner: NodeId,
 }
 
-/// Points a bucket keeps inline.
-const INLINE: usize = 3;
+/// Points a bucket keeps inline: with [`AVERAGE_POINTS`] a bucket, all but a few
+/// buckets in a hundred keep every point inline.
+const INLINE: usize = 14;
 
-/// An inline slot with no point.
-const NO_OWNER: NodeId = NodeId(u32::MAX);
+/// Points a bucket holds on average, at most (the table has a power of two buckets).
+const AVERAGE_POINTS: usize = 8;
 
-/// The points of one bucket as a lookup needs them, in half a cache line.
+/// `held` of a bucket whose points are looked up in the sorted array: more than
+/// [`INLINE`], or owners past [`u16::MAX`].
+const CROWDED: u8 = u8::MAX;
+
+/// An inline slot with no point: its bits sort after every position's, and a position
+/// whose bits equal them is looked up in the sorted array.
+const NO_POINT: u16 = u16::MAX;
+
+/// The points of one bucket as a lookup needs them, in one cache line.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[repr(C, align(32))]
+#[repr(C, align(64))]
 struct Bucket {
     /// The index in `points` of the bucket's first point (or where it would be).
     first: u32,
     /// The owner of the first point after this bucket, clockwise (wrapping round).
-    next: NodeId,
-    /// The 32 bits below the bucket's bits of each of the first [`INLINE`] points.
-    low: [u32; INLINE],
-    /// Their owners; [`NO_OWNER`] in unused slots. All [`NO_OWNER`] with `first` past…
-    /// see [`Bucket::crowded`].
-    owner: [NodeId; INLINE],
+    next: u16,
+    /// How many points the bucket keeps inline, or [`CROWDED`].
+    held: u8,
+    /// The 16 bits below the bucket's bits of each inline point, ascending;
+    /// [`NO_POINT`] in unused slots.
+    low: [u16; INLINE],
+    /// Their owners.
+    owner: [u16; INLINE],
 }
 
 impl Bucket {
     const EMPTY: Bucket =
-        Bucket { first: 0, next: NO_OWNER, low: [0; INLINE], owner: [NO_OWNER; INLINE] };
+        Bucket { first: 0, next: 0, held: 0, low: [NO_POINT; INLINE], owner: [0; INLINE] };
 
-    /// A bucket of more than [`INLINE`] points keeps none inline and says so here (its
-    /// `low` is `[1, 0, 0]` with no owners, which no bucket of fewer points has).
     fn crowded(&self) -> bool {
-        self.owner[0] == NO_OWNER && self.low[0] == 1
+        self.held == CROWDED
+    }
+
+    /// How many inline points lie before the 16 bits `low`, or `None` when one of them
+    /// has those bits (only the sorted array orders the two). Reads every slot, without
+    /// a branch: unused slots sort after everything.
+    fn before(&self, low: u16) -> Option<usize> {
+        let mut before = 0;
+        let mut tie = false;
+        for &point in &self.low {
+            before += usize::from(point < low);
+            tie |= point == low;
+        }
+        (!tie).then_some(before)
     }
 }
 
-/// At most 2^20 buckets (32 MiB), however many points.
+/// At most 2^20 buckets (64 MiB), however many points.
 const MAX_INDEX_BITS: u32 = 20;
 
 impl HashRing {
@@ -118,7 +150,11 @@ impl HashRing {
         // When the cap binds, every node's points shrink by the same factor: capping each
         // node alone would give weights 2 and 1 (200 and 100 in the router's units) the
         // same 1,600 points, i.e. equal shares whatever the weights say.
-        let scale = (f64::from(self.config.max_points_per_node) / (heaviest * ppw)).min(1.0);
+        let mut scale = (f64::from(self.config.max_points_per_node) / (heaviest * ppw)).min(1.0);
+        let asked: f64 = eligible.iter().map(|n| f64::from(n.weight) * ppw * scale).sum();
+        if asked > f64::from(self.config.max_points) {
+            scale *= f64::from(self.config.max_points) / asked;
+        }
         let cap = u64::from(self.config.max_points_per_node);
         let counted = eligible.iter().map(|n| {
             let count = ((f64::from(n.weight) * ppw * scale).round() as u64).min(cap).max(1);
@@ -141,11 +177,13 @@ impl HashRing {
         }
         // By position, ties to the lower id.
         self.points.sort_unstable();
-        // One to two points per bucket (more past 2^20 buckets); at least one bit so the
+        // About AVERAGE_POINTS a bucket (more past 2^20 buckets); at least one bit so the
         // shifts below stay < 64.
         let len = self.points.len();
-        self.bits = (usize::BITS - len.saturating_sub(1).leading_zeros()).saturating_sub(1);
-        self.bits = self.bits.clamp(1, MAX_INDEX_BITS);
+        let wanted = len.div_ceil(AVERAGE_POINTS).max(2);
+        self.bits = (usize::BITS - (wanted - 1).leading_zeros()).clamp(1, MAX_INDEX_BITS);
+        // Owners past u16 are looked up in the sorted array.
+        let narrow = self.points.iter().all(|p| p.owner.0 < u32::from(u16::MAX));
         let buckets = 1usize << self.bits;
         self.buckets.clear();
         self.buckets.reserve(buckets + 1);
@@ -157,16 +195,17 @@ impl HashRing {
             }
             let inside = &self.points[start..first];
             let mut b = Bucket { first: start as u32, ..Bucket::EMPTY };
-            if inside.len() > INLINE {
-                b.low[0] = 1;
+            if inside.len() > INLINE || !narrow {
+                b.held = CROWDED;
             } else {
+                b.held = inside.len() as u8;
                 for (i, p) in inside.iter().enumerate() {
                     b.low[i] = self.low_of(p.position);
-                    b.owner[i] = p.owner;
+                    b.owner[i] = p.owner.0 as u16;
                 }
             }
             // The first point after the bucket, wrapping round to the ring's first point.
-            b.next = self.points.get(first).or(self.points.first()).map_or(NO_OWNER, |p| p.owner);
+            b.next = self.points.get(first).or(self.points.first()).map_or(0, |p| p.owner.0 as u16);
             self.buckets.push(b);
         }
         self.buckets.push(Bucket { first: len as u32, ..Bucket::EMPTY });
@@ -176,18 +215,41 @@ impl HashRing {
         position >> (64 - self.bits)
     }
 
-    /// The 32 bits of `position` below its bucket's bits.
-    fn low_of(&self, position: u64) -> u32 {
-        (position << self.bits >> 32) as u32
+    /// The 16 bits of `position` below its bucket's bits.
+    fn low_of(&self, position: u64) -> u16 {
+        (position << self.bits >> 48) as u16
     }
 
     /// The index in `points` of the first point at or after `position` (`points.len()`
     /// when past the last).
     fn start_of(&self, position: u64) -> usize {
         let bucket = self.bucket_of(position) as usize;
+        // From the bucket's own line when it orders the position exactly.
+        let b = &self.buckets[bucket];
+        if !b.crowded() {
+            if let Some(before) = b.before(self.low_of(position)) {
+                return b.first as usize + before;
+            }
+        }
         let (lo, hi) =
             (self.buckets[bucket].first as usize, self.buckets[bucket + 1].first as usize);
         lo + self.points[lo..hi].partition_point(|p| p.position < position)
+    }
+
+    /// The share of the circle each node owns (the arcs ending at its points), by node
+    /// id; nodes not on the ring own 0. What `hash` gives each node of many targets.
+    pub fn shares(&self) -> Vec<f64> {
+        let mut shares =
+            vec![0.0; self.points.iter().map(|p| p.owner.index() + 1).max().unwrap_or(0)];
+        let mut previous = self.points.last().map_or(0, |p| p.position);
+        for p in &self.points {
+            shares[p.owner.index()] += p.position.wrapping_sub(previous) as f64 / 2f64.powi(64);
+            previous = p.position;
+        }
+        if let [only] = &self.points[..] {
+            shares[only.owner.index()] = 1.0;
+        }
+        shares
     }
 
     /// Distinct nodes on the ring (the eligible nodes).
@@ -212,20 +274,10 @@ impl HashRing {
         }
         let b = &self.buckets[self.bucket_of(position) as usize];
         if !b.crowded() {
-            let low = self.low_of(position);
-            for (&point, &owner) in b.low.iter().zip(&b.owner) {
-                if owner == NO_OWNER {
-                    return Some(b.next);
-                }
-                if point > low {
-                    return Some(owner);
-                }
-                if point == low {
-                    break;
-                }
-            }
-            if b.owner[INLINE - 1] != NO_OWNER && b.low[INLINE - 1] < low {
-                return Some(b.next);
+            if let Some(before) = b.before(self.low_of(position)) {
+                let held = usize::from(b.held);
+                let owner = if before < held { b.owner[before] } else { b.next };
+                return Some(NodeId(u32::from(owner)));
             }
         }
         let start = self.start_of(position);
@@ -247,14 +299,17 @@ impl HashRing {
         }
         let position = mix64(key.0 ^ KEY_SALT);
         let b = &self.buckets[self.bucket_of(position) as usize];
-        let low = self.low_of(position);
-        let held = b.owner.iter().take_while(|&&o| o != NO_OWNER).count();
-        // Inline points order exactly against the position unless one has its 32 bits.
-        if b.crowded() || b.low[..held].contains(&low) {
+        // Inline points order exactly against the position unless one has its 16 bits.
+        let before = match b.crowded() {
+            false => b.before(self.low_of(position)),
+            true => None,
+        };
+        let Some(before) = before else {
             return self.walk(key).find(|&n| accept(n));
-        }
-        let before = b.low[..held].iter().filter(|&&p| p < low).count();
+        };
+        let held = usize::from(b.held);
         for &owner in &b.owner[before..held] {
+            let owner = NodeId(u32::from(owner));
             if accept(owner) {
                 return Some(owner);
             }
@@ -265,8 +320,9 @@ impl HashRing {
         if visited == len {
             return None;
         }
-        if accept(b.next) {
-            return Some(b.next);
+        let next = NodeId(u32::from(b.next));
+        if accept(next) {
+            return Some(next);
         }
         let after = (b.first as usize + held + 1) % len;
         let (head, tail) = self.points.split_at(after);
@@ -360,6 +416,35 @@ mod tests {
     }
 
     #[test]
+    fn past_the_whole_rings_bound_every_node_shrinks_alike() {
+        let config = RingConfig { max_points: 1_000, ..RingConfig::default() };
+        let mut nodes = NodeState::uniform(30);
+        nodes.iter_mut().take(10).for_each(|n| n.weight = 2);
+        let mut r = HashRing::new(config);
+        r.rebuild(&nodes[..4]);
+        assert_eq!(r.points.len(), 4 * 200, "below the bound, as asked");
+        r.rebuild(&nodes);
+        let points = |id| r.points.iter().filter(|p| p.owner == NodeId(id)).count();
+        assert_eq!((points(0), points(29)), (50, 25), "4,000 asked, 1,000 allowed");
+        assert_eq!(r.points.len(), 1_000);
+        let shares = r.shares();
+        assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        let heavy: f64 = shares[..10].iter().sum::<f64>() / 10.0;
+        let light: f64 = shares[10..].iter().sum::<f64>() / 20.0;
+        assert!(heavy / light > 1.5 && heavy / light < 2.7, "{}", heavy / light);
+        // Many nodes keep one point each; below the bound nothing changes.
+        r.rebuild(&NodeState::uniform(1_500));
+        assert_eq!(r.points.len(), 1_500);
+        let below = ring(&NodeState::uniform(2_000));
+        assert_eq!(below.points.len(), 200_000);
+        assert_eq!(ring(&NodeState::uniform(10_000)).points.len(), 260_000);
+        let one = RingConfig { points_per_weight: 1, ..RingConfig::default() };
+        let mut single = HashRing::new(one);
+        single.rebuild(&NodeState::uniform(1));
+        assert_eq!(single.shares(), vec![1.0], "one point owns the whole circle");
+    }
+
+    #[test]
     fn the_bucket_index_agrees_with_a_full_binary_search() {
         for n in [1, 2, 3, 50] {
             let r = ring(&NodeState::uniform(n));
@@ -392,6 +477,8 @@ mod tests {
                     p.position ^ 0xff,
                 ] {
                     assert_eq!(r.owner_at(probe), exact(probe), "at {probe:#x}");
+                    let start = r.points.partition_point(|p| p.position < probe);
+                    assert_eq!(r.start_of(probe), start, "at {probe:#x}");
                 }
             }
             for probe in [0, u64::MAX] {
@@ -424,6 +511,29 @@ mod tests {
             }
         }
         assert_eq!(ring(&[]).first_accepted(TargetKey(1), |_| true), None);
+    }
+
+    #[test]
+    fn owners_past_u16_are_found_in_the_sorted_points() {
+        let nodes: Vec<NodeState> = [3, 70_000, 65_535, 12]
+            .iter()
+            .map(|&id| NodeState { id: NodeId(id), weight: 1, up: true, name: u64::from(id) })
+            .collect();
+        let r = ring(&nodes);
+        let table = &r.buckets[..r.buckets.len() - 1];
+        assert!(table.iter().all(Bucket::crowded), "no owner above u16 in a bucket");
+        let narrow = ring(&[nodes[0], nodes[3]]);
+        assert!(!narrow.buckets.iter().all(Bucket::crowded));
+        for k in 0..2_000u64 {
+            let position = mix64(k ^ KEY_SALT);
+            let start = r.points.partition_point(|p| p.position < position) % r.points.len();
+            assert_eq!(r.primary(TargetKey(k)), Some(r.points[start].owner));
+            let not_first = |n: NodeId| n != r.points[start].owner;
+            assert_eq!(
+                r.first_accepted(TargetKey(k), not_first),
+                r.walk(TargetKey(k)).find(|&n| not_first(n))
+            );
+        }
     }
 
     #[test]
