@@ -1,8 +1,9 @@
 //! Starting `larder peer`s (each on its own host, with hosts of their own): a cluster
-//! without a router tier, every peer a node and a distributor. The peers learn each
-//! other's nodes as a running cluster does, by a reload: each starts knowing only its own
-//! node, and once all are up the shared distributor config lists every node and each
-//! peer is sent SIGHUP.
+//! without a router tier, every peer a node and a distributor. Every node's address is
+//! picked before the start and each peer is told the others' (`--peer`), so a node fills
+//! what another peer holds from it rather than from the origin; the shared distributor
+//! config then lists every node too and each peer is sent SIGHUP, as a running cluster
+//! takes a new peer.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -14,7 +15,7 @@ use router::{NodeConfig, RouterConfig};
 
 use crate::child::{self, Group};
 use crate::error::{Context, LabError, Result};
-use crate::launcher::{Launcher, ANY_LOCAL_PORT};
+use crate::launcher::{free_local_addresses, Launcher, ANY_LOCAL_PORT};
 use crate::nodes::NodeSpec;
 use crate::route;
 use crate::settled;
@@ -70,16 +71,23 @@ pub fn start(
         config.threads = (cores / plan.specs.len().max(1)).max(1);
     }
     write(&file, &config)?;
+    let names: Vec<String> = (1..=plan.specs.len()).map(|i| format!("p{i}")).collect();
+    let ports = free_local_addresses(plan.specs.len())?;
+    let backends = names
+        .iter()
+        .zip(ports)
+        .map(|(name, port)| launcher.address_on(name, port))
+        .collect::<Result<Vec<SocketAddr>>>()?;
     let mut started: Vec<StartedPeer> = Vec::new();
     for (i, spec) in plan.specs.iter().enumerate() {
-        let name = format!("p{}", i + 1);
+        let name = names[i].clone();
         let listen = match (&launcher.hosts, started.first()) {
             (None, Some(first)) => first.addr,
             _ => launcher.address_on(&name, plan.listen)?,
         };
         let admin = if i == 0 { plan.admin.unwrap_or(ANY_LOCAL_PORT) } else { ANY_LOCAL_PORT };
         let admin = launcher.address_on(&name, admin)?;
-        let backend = launcher.address_on(&name, ANY_LOCAL_PORT)?;
+        let backend = backends[i];
         let mut cmd = Command::new(&launcher.exe);
         launcher.run_on(&name, &mut cmd)?;
         cmd.arg("peer").args(plan.content);
@@ -87,6 +95,9 @@ pub fn start(
         cmd.args(["--admin", &admin.to_string(), "--name", &name]);
         cmd.arg("--router-config").arg(&file);
         cmd.args(["--cache-mb", &spec.cache_mb.to_string()]);
+        for other in backends.iter().filter(|&&b| b != backend) {
+            cmd.args(["--peer", &other.to_string()]);
+        }
         cmd.args(plan.extra);
         if let Some(cpu) = spec.cpu {
             child::pin(&mut cmd, cpu);

@@ -153,7 +153,15 @@ impl NodeState {
             disk_read_bytes_per_sec: sampler.disk_read_bytes_per_sec,
             disk_read_bytes: sampler.disk_read_bytes,
             cache_bytes: bodies.used_bytes() + origin_used,
-            cache_capacity_bytes: bodies.capacity_bytes() + origin_capacity,
+            // A caching node's content goes to the origin store; its file-body cache then
+            // stays empty and is no capacity to count.
+            cache_capacity_bytes: match &self.origin {
+                Some(_) => origin_capacity,
+                None => bodies.capacity_bytes(),
+            },
+            cache_objects: (bodies.len()
+                + self.origin.as_ref().map_or(0, |o| o.upstream.store.len()))
+                as u64,
             hits: c.hits.get(),
             misses: c.misses.get(),
             requests: c.requests.get(),

@@ -28,6 +28,14 @@ impl Decayed {
         self.at = self.at.max(now);
         self.value
     }
+
+    /// A key that orders counts kept by the same half-life by their value at any one time,
+    /// whenever each was last touched: log2 of the value plus the half-lives since 0 (a
+    /// count decays by one in this key per half-life, so the order never changes while
+    /// no count is touched). `-inf` for a count of 0.
+    pub fn rank(&self, half_life: Nanos) -> f64 {
+        self.value.log2() + self.at as f64 / half_life.max(1) as f64
+    }
 }
 
 #[cfg(test)]

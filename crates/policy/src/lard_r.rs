@@ -31,9 +31,18 @@
 //! chooses among them, and adds the next candidate when even the least loaded of them is
 //! overloaded. Every router seeing the same crowd therefore serves it from the same nodes.
 //! When the heat is gone the set goes back to its first member and LARD/R's rule above.
+//!
+//! **On a peer** (a distributor in a node: [`LoadView::local`]) a request served by a
+//! node other than the peer's own crosses two nodes' links, the owner's and this peer's.
+//! So the peer's own node serves whatever it can without a miss: among a target's servers
+//! it comes first while within T_high, and the hottest targets get a copy there
+//! ([`crate::local_copies`], up to `spec.local_copies` of its cache), filled from the
+//! target's first server. A router has no node of its own; none of this applies to it.
 
+use crate::decayed::Decayed;
 use crate::heat::{HeatConfig, HeatMeter, TargetHeat};
 use crate::home::CANDIDATES;
+use crate::local_copies::{self, LocalCopies};
 use crate::roster::{least_of, most_of, overloaded, Roster};
 use crate::server_set::ServerSet;
 use crate::table::TargetTable;
@@ -50,6 +59,8 @@ struct Entry {
     heat: TargetHeat,
     /// While the set is a hot target's replicas: how many it was built with (0: it is not).
     hot_set: usize,
+    /// Its recent requests, on a peer that keeps local copies ([`local_copies::HALF_LIFE`]).
+    recent: Decayed,
 }
 
 pub struct LardR {
@@ -60,6 +71,9 @@ pub struct LardR {
     table: TargetTable<Entry>,
     meter: HeatMeter,
     replications: u64,
+    /// The share of the peer's own node's cache local copies may take (0: none).
+    local_share: f64,
+    copies: LocalCopies,
 }
 
 impl LardR {
@@ -77,7 +91,16 @@ impl LardR {
             table: TargetTable::new(spec.table_cap),
             meter: HeatMeter::new(heat),
             replications: 0,
+            local_share: spec.local_copies,
+            copies: LocalCopies::default(),
         }
+    }
+
+    /// The peer's own node when it may take local copies now: known, eligible, and
+    /// copies turned on.
+    fn copying_node(&self, view: &LoadView) -> Option<NodeId> {
+        let local = view.local()?;
+        (self.local_share > 0.0 && self.roster.is_eligible(local)).then_some(local)
     }
 
     /// Where a hot target's request goes: the least loaded of its first `heat.replicas()`
@@ -102,7 +125,8 @@ impl LardR {
                 set.epoch = epoch;
                 set.changed_at = now;
             }
-            let (node, load) = least_of(set.servers.iter(), view)?;
+            let least_member = least_of(set.servers.iter(), view)?;
+            let (node, load) = own_first(least_member, &set.servers, view, self.t_high);
             // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
             if load <= self.t_high || want == cap {
                 return Some(node);
@@ -125,16 +149,31 @@ impl Policy for LardR {
         self.roster.sync(view);
         let epoch = self.roster.epoch(view);
         let live = self.roster.eligible().len();
+        let copying = self.copying_node(view);
         let Some(set) = self.table.get_mut(target.key) else {
             let (node, _) = self.roster.place(target.key, view, self.t_low, self.t_high)?;
             let servers = ServerSet::new(node);
             let mut heat = TargetHeat::default();
             self.meter.record(&mut heat, now, live, live.min(CANDIDATES));
-            let entry = Entry { servers, changed_at: now, epoch, heat, hot_set: 0 };
+            let mut recent = Decayed::default();
+            if copying.is_some() {
+                recent.add(1.0, now, local_copies::HALF_LIFE);
+            }
+            let entry = Entry { servers, changed_at: now, epoch, heat, hot_set: 0, recent };
             self.table.insert(target.key, entry);
             return Some(node);
         };
         self.meter.record(&mut set.heat, now, live, live.min(CANDIDATES));
+        if let Some(local) = copying {
+            set.recent.add(1.0, now, local_copies::HALF_LIFE);
+            let (capacity, mean) = (view.capacity(local), view.mean_object(local));
+            let budget = local_copies::budget(self.local_share, capacity, mean);
+            let room = local_copies::room(capacity, view.free_bytes(local), mean);
+            let copied = self.copies.offer(target.key, &set.recent, now, budget, room);
+            if copied && view.load(local) <= self.t_high {
+                return Some(local);
+            }
+        }
         if set.heat.is_hot() {
             return self.pick_hot(target.key, view, now);
         }
@@ -159,7 +198,8 @@ impl Policy for LardR {
                 set.changed_at = now;
             }
         }
-        let (mut node, load) = least_of(set.servers.iter(), view)?;
+        let least_member = least_of(set.servers.iter(), view)?;
+        let (mut node, load) = own_first(least_member, &set.servers, view, self.t_high);
         // Overload needs load > T_high (2·T_high > T_high as T_high > T_low ≥ 0).
         if load > self.t_high {
             // The node to add, when placement is shared: a candidate within T_high that
@@ -220,6 +260,28 @@ impl Policy for LardR {
 
     fn placement(&self, target: &Target) -> Vec<NodeId> {
         self.table.peek(target.key).map_or_else(Vec::new, |set| set.servers.to_vec())
+    }
+}
+
+/// Of a set whose least loaded member is `least`, the member to serve from: on a peer its
+/// own node, when a member within `t_high` (a hop saved), else `least`; with its load.
+#[inline]
+fn own_first(
+    least: (NodeId, f64),
+    servers: &ServerSet,
+    view: &LoadView,
+    t_high: f64,
+) -> (NodeId, f64) {
+    match view.local() {
+        Some(own) if own != least.0 && servers.contains(own) => {
+            let load = view.load(own);
+            if load <= t_high {
+                (own, load)
+            } else {
+                least
+            }
+        }
+        _ => least,
     }
 }
 
@@ -327,6 +389,108 @@ mod tests {
         assert_eq!(p.pick(&hot, &v, SECOND), Some(order[3]), "all overloaded, a node idle");
         assert_eq!(p.placement(&hot), order.to_vec());
         assert_eq!(p.stats().replications, replications + 1);
+    }
+
+    #[test]
+    fn a_peer_serves_from_its_own_node_among_a_targets_servers() {
+        let mut p = lard_r(3);
+        let mut v = LoadView::new(3);
+        let t = Target::from_key(1);
+        let first = p.pick(&t, &v, 0).unwrap();
+        load(&mut v, first, 70);
+        let second = p.pick(&t, &v, SECOND).unwrap();
+        assert_ne!(second, first);
+        for _ in 0..40 {
+            v.finished(first);
+        }
+        // `first` carries 30, `second` 1: a router takes the least loaded.
+        assert_eq!(p.pick(&t, &v, 2 * SECOND), Some(second));
+        // On the peer whose own node is `first`, within T_high: its own node.
+        v.set_local(Some(first));
+        assert_eq!(p.pick(&t, &v, 3 * SECOND), Some(first));
+        // Its own node past T_high: the least loaded again.
+        load(&mut v, first, 40);
+        assert_eq!(p.pick(&t, &v, 4 * SECOND), Some(second));
+    }
+
+    /// A view of 4 nodes with caches of 1 MiB holding 64 KiB objects, half full, so
+    /// local copies of an eighth of a cache are 2 and there is room for them.
+    fn peers_view(local: Option<NodeId>) -> LoadView {
+        let mut v = LoadView::new(4);
+        for i in 0..4 {
+            v.set_capacity(NodeId(i), 1 << 20);
+            v.set_cached(NodeId(i), 1 << 19, 8);
+        }
+        v.set_local(local);
+        v
+    }
+
+    /// Targets whose first choice is not `node`, `count` of them.
+    fn owned_elsewhere(p: &mut LardR, v: &LoadView, node: NodeId, count: usize) -> Vec<Target> {
+        p.roster.sync(v);
+        let targets: Vec<Target> = (1..1000u64)
+            .map(Target::from_key)
+            .filter(|t| p.roster.candidates(t.key).unwrap().as_slice()[0] != node)
+            .take(count)
+            .collect();
+        assert_eq!(targets.len(), count);
+        targets
+    }
+
+    #[test]
+    fn a_peer_serves_its_hottest_targets_from_copies_on_its_own_node() {
+        let own = NodeId(0);
+        let mut p = LardR::from_spec(&PolicySpec::new(PolicyKind::LardR));
+        p.membership(&NodeState::uniform(4), 0);
+        let v = peers_view(Some(own));
+        let t = owned_elsewhere(&mut p, &v, own, 4);
+        let (hot, warm, cold) = (t[0], t[1], t[2]);
+        let owner = |p: &LardR, t: &Target| p.placement(t)[0];
+        // First requests: each target goes to its owner.
+        for (i, target) in [hot, warm, cold].iter().enumerate() {
+            assert_ne!(p.pick(target, &v, i as Nanos * SECOND / 10), Some(own));
+        }
+        // The second request for `hot` makes it a copy: served by the peer's own node,
+        // while its placement still names its owner (which the copy is filled from).
+        let mut now = SECOND;
+        assert_eq!(p.pick(&hot, &v, now), Some(own));
+        assert_ne!(owner(&p, &hot), own);
+        for _ in 0..5 {
+            now += SECOND / 10;
+            assert_eq!(p.pick(&hot, &v, now), Some(own));
+            assert_eq!(p.pick(&warm, &v, now), Some(own), "room for a second copy");
+        }
+        // No room for a third: `cold`, twice as often now as before, stays on its owner.
+        for _ in 0..3 {
+            now += SECOND / 10;
+            assert_eq!(p.pick(&cold, &v, now), Some(owner(&p, &cold)));
+        }
+        // A fourth target far hotter than `warm` takes its place.
+        let rising = t[3];
+        for _ in 0..30 {
+            now += SECOND / 40;
+            p.pick(&rising, &v, now);
+        }
+        assert_eq!(p.pick(&rising, &v, now), Some(own));
+        assert_eq!(p.pick(&warm, &v, now), Some(owner(&p, &warm)), "its copy went");
+        assert_eq!(p.pick(&hot, &v, now), Some(own));
+    }
+
+    #[test]
+    fn a_router_and_a_peer_without_copies_keep_every_target_on_its_owner() {
+        let mut spec = PolicySpec::new(PolicyKind::LardR);
+        spec.local_copies = 0.0;
+        for (spec, local) in [(PolicySpec::new(PolicyKind::LardR), None), (spec, Some(NodeId(0)))] {
+            let mut p = LardR::from_spec(&spec);
+            p.membership(&NodeState::uniform(4), 0);
+            let v = peers_view(local);
+            let hot = owned_elsewhere(&mut p, &v, NodeId(0), 1)[0];
+            let first = p.pick(&hot, &v, 0).unwrap();
+            // 20 a second: not a flash crowd (at least 50 a second).
+            for i in 1..50 {
+                assert_eq!(p.pick(&hot, &v, i * SECOND / 20), Some(first));
+            }
+        }
     }
 
     #[test]

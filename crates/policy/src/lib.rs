@@ -29,6 +29,8 @@
 //! - [`least_index`]: the eligible nodes by load, for `least`'s pick in O(log nodes).
 //! - [`heat`]: which targets take a large share of the requests now (flash crowds), for
 //!   `lard-r`'s replicas on every router alike.
+//! - [`local_copies`]: on a peer, which hot targets its own node serves from a copy of
+//!   its own, saving the hop to their owner.
 //! - [`warmup`]: how much of its share a node that joined or restarted takes, from its
 //!   reported uptime and hit ratio.
 
@@ -48,6 +50,7 @@ pub mod lard_r;
 pub mod least;
 pub mod least_index;
 pub mod load;
+pub mod local_copies;
 pub mod mapper;
 pub mod nanos;
 pub mod node;

@@ -71,6 +71,10 @@ pub struct LoadView {
     holdings: Vec<Option<Arc<dyn Holdings>>>,
     /// Each node's cache capacity in bytes by its own report (0: not reported).
     capacity: Vec<u64>,
+    /// What each node's cache holds by its own report: bytes and objects (0: not said).
+    cached: Vec<(u64, u64)>,
+    /// The node this distributor runs in, on a peer (`None` for a router, which has none).
+    local: Option<NodeId>,
     /// How much of its share of new targets each node takes, in (0, 1]: below 1 while a
     /// node that joined or restarted fills its cache ([`crate::warmup`]).
     warmth: Vec<f64>,
@@ -145,6 +149,8 @@ impl LoadView {
             total_in_flight: 0,
             holdings: vec![None; n],
             capacity: vec![0; n],
+            cached: vec![(0, 0); n],
+            local: None,
             warmth: vec![1.0; n],
             shares_epoch: 0,
             counts_reported: false,
@@ -189,6 +195,7 @@ impl LoadView {
             self.nodes.resize(n, NodeLoad::default());
             self.holdings.resize(n, None);
             self.capacity.resize(n, 0);
+            self.cached.resize(n, (0, 0));
             self.warmth.resize(n, 1.0);
         }
     }
@@ -310,6 +317,38 @@ impl LoadView {
     /// The cache capacity `node` reports in bytes, `None` when it reports none.
     pub fn capacity(&self, node: NodeId) -> Option<u64> {
         self.capacity.get(node.index()).copied().filter(|&b| b > 0)
+    }
+
+    /// Fold in what a node's cache holds by its own report: `bytes` in `objects` (both 0:
+    /// it says nothing).
+    pub fn set_cached(&mut self, node: NodeId, bytes: u64, objects: u64) {
+        self.resize(node.index() + 1);
+        self.cached[node.index()] = (bytes, objects);
+    }
+
+    /// The mean size in bytes of what `node` caches, `None` when it reports nothing cached.
+    pub fn mean_object(&self, node: NodeId) -> Option<f64> {
+        match self.cached.get(node.index())? {
+            (bytes, objects) if *bytes > 0 && *objects > 0 => Some(*bytes as f64 / *objects as f64),
+            _ => None,
+        }
+    }
+
+    /// The bytes `node`'s cache has free by its own report, `None` when it reports no
+    /// capacity.
+    pub fn free_bytes(&self, node: NodeId) -> Option<u64> {
+        let capacity = self.capacity(node)?;
+        Some(capacity.saturating_sub(self.cached.get(node.index())?.0))
+    }
+
+    /// Name the node this distributor runs in (a peer's own node; `None`: a router).
+    pub fn set_local(&mut self, node: Option<NodeId>) {
+        self.local = node;
+    }
+
+    /// The node this distributor runs in, on a peer.
+    pub fn local(&self) -> Option<NodeId> {
+        self.local
     }
 
     /// Set how much of its share `node` takes: clamped to [[`MIN_WARMTH`], 1] and rounded

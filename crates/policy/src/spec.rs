@@ -189,6 +189,11 @@ pub struct PolicySpec {
     /// `lard-r`: when a target is hot enough for replicas on its next candidates
     /// ([`crate::heat`]).
     pub heat: HeatConfig,
+    /// `lard-r` on a peer (a distributor in a node, [`crate::LoadView::local`]): the share
+    /// (0–1) of its own node's cache that copies of the hottest targets may take, served
+    /// there whichever node owns them ([`crate::local_copies`]); 0 turns local copies off.
+    /// A router has no node of its own and makes none.
+    pub local_copies: f64,
 }
 
 impl PolicySpec {
@@ -209,6 +214,7 @@ impl PolicySpec {
             placement: PlacementMode::Shared,
             warmup_max: crate::warmup::WarmupConfig::default().max,
             heat: HeatConfig::default(),
+            local_copies: 0.125,
         }
     }
 
@@ -258,6 +264,9 @@ impl PolicySpec {
         if !heat.min_rate.is_finite() || heat.min_rate < 0.0 {
             return bad(Param::HotMinRate, "must be a number >= 0");
         }
+        if !(0.0..=1.0).contains(&self.local_copies) {
+            return bad(Param::LocalCopies, "must be between 0 and 1");
+        }
         if self.hacc_balance.is_nan() || self.hacc_balance < 1.0 {
             return bad(Param::HaccBalance, "must be >= 1.0");
         }
@@ -291,6 +300,7 @@ pub enum Param {
     HaccHalfLife,
     HotShare,
     HotMinRate,
+    LocalCopies,
     Classes,
 }
 
@@ -306,6 +316,7 @@ impl Param {
             Param::HaccHalfLife => "hacc_half_life",
             Param::HotShare => "hot_share",
             Param::HotMinRate => "hot_min_rps",
+            Param::LocalCopies => "local_copies",
             Param::Classes => "classes",
         }
     }

@@ -315,6 +315,7 @@ impl Default for PolicyConfig {
                 hot_share: spec.heat.share,
                 hot_min_rps: spec.heat.min_rate,
                 hot_cool: Duration::from_nanos(spec.heat.cool_after),
+                local_copies: spec.local_copies,
             },
             hacc: HaccConfig {
                 split: spec.hacc_split,
@@ -362,6 +363,11 @@ pub struct LardRConfig {
     /// replicas (a crowd that flickers keeps them). Default is 2000 ms.
     #[serde(rename = "hot_cool_ms", with = "crate::millis")]
     pub hot_cool: Duration,
+    /// On a peer (`larder peer`): the share (0–1) of its own node's cache that copies of
+    /// the hottest targets may take; the peer serves those from its own node, whichever
+    /// node owns them, which fills each copy from the owner. A router has no node of its
+    /// own and ignores it; 0 turns local copies off. Default is 0.125.
+    pub local_copies: f64,
 }
 
 impl Default for LardRConfig {
@@ -429,6 +435,7 @@ fn policy_key(param: Param) -> &'static str {
         Param::BalanceFactor => "policy.bounded.balance_factor",
         Param::HotShare => "policy.lard_r.hot_share",
         Param::HotMinRate => "policy.lard_r.hot_min_rps",
+        Param::LocalCopies => "policy.lard_r.local_copies",
         Param::HaccMerge => "policy.hacc.merge",
         Param::HaccBalance => "policy.hacc.balance",
         Param::HaccHalfLife => "policy.hacc.half_life_ms",
@@ -828,6 +835,7 @@ impl RouterConfig {
             min_rate: p.lard_r.hot_min_rps,
             cool_after: nanos(p.lard_r.hot_cool),
         };
+        spec.local_copies = p.lard_r.local_copies;
         spec.hacc_split = p.hacc.split;
         spec.hacc_merge = p.hacc.merge;
         spec.hacc_balance = p.hacc.balance;

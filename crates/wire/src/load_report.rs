@@ -28,6 +28,10 @@ pub struct LoadReport {
     pub disk_read_bytes: u64,
     pub cache_bytes: u64,
     pub cache_capacity_bytes: u64,
+    /// Objects the cache holds (0: not said): with `cache_bytes`, the mean object's size,
+    /// which tells a peer how many copies of hot objects a share of its cache fits.
+    #[serde(default)]
+    pub cache_objects: u64,
     pub hits: u64,
     pub misses: u64,
     pub requests: u64,

@@ -111,6 +111,10 @@ struct Peering {
     name: Option<String>,
     router_config: Option<PathBuf>,
     handoff: bool,
+    /// The node caches an origin's content: the distributor names a target's first node
+    /// to the others it sends the target to (replicas, local copies), and the node fills
+    /// from that peer (when --peer lists it) instead of from the origin.
+    fill_from_peers: bool,
 }
 
 impl Peering {
@@ -128,6 +132,7 @@ impl Peering {
         c.listen = self.listen;
         c.reuseport = true;
         c.handoff.enabled |= self.handoff;
+        c.peer_fill |= self.fill_from_peers;
         if let Some(p) = self.policy {
             c.policy.kind = p;
         }
@@ -198,6 +203,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
         name: args.name,
         router_config: args.router_config,
         handoff: args.handoff,
+        fill_from_peers: cfg.origin.is_some(),
     };
     let config = peering.config()?;
     let (stop_node, node_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -280,9 +286,11 @@ mod tests {
             name: Some("p1".into()),
             router_config: None,
             handoff: false,
+            fill_from_peers: true,
         };
         let c = peering.config().unwrap();
         assert!(c.reuseport);
+        assert!(c.peer_fill, "a caching peer's replicas fill from the first node");
         assert_eq!(c.local_node, Some(addr("127.0.0.1:9001")));
         assert_eq!(c.policy.kind, PolicyKind::LardR);
         assert_eq!(c.nodes.len(), 2);

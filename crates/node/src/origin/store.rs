@@ -117,6 +117,15 @@ impl ObjectStore {
         news
     }
 
+    /// How many entries the store holds.
+    pub fn len(&self) -> usize {
+        self.lru.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The named targets the store holds (a response, or the marker of varying ones).
     pub fn named(&self) -> Vec<TargetHint> {
         let mut named = self.named.borrow_mut();

@@ -70,6 +70,7 @@ impl Placement {
         let n = self.nodes.len();
         self.view.resize(n);
         self.view.set_weights(config.load.weights());
+        self.find_local(config);
         Ok(())
     }
 

@@ -63,7 +63,7 @@ pub(crate) struct Finished {
 impl Placement {
     /// The placement of `config`'s nodes, in config order, under the policy `spec` says.
     pub(crate) fn new(config: &RouterConfig, spec: PolicySpec) -> Result<Placement, RouterError> {
-        Ok(Placement {
+        let mut p = Placement {
             policy: build(&spec)?,
             view: LoadView::with_weights(config.nodes.len(), config.load.weights()),
             nodes: config.nodes.iter().map(NodeStatus::new).collect(),
@@ -72,7 +72,19 @@ impl Placement {
             spec,
             clock: Clock::start(),
             peer_fill: config.peer_fill,
-        })
+        };
+        p.find_local(config);
+        Ok(p)
+    }
+
+    /// Tell the view which slot is this peer's own node (`config.local_node`), if any: a
+    /// router has none.
+    pub(crate) fn find_local(&mut self, config: &RouterConfig) {
+        let local = config.local_node.and_then(|addr| {
+            let index = self.nodes.iter().position(|n| n.configured && n.addr == addr)?;
+            Some(NodeId(u32::try_from(index).ok()?))
+        });
+        self.view.set_local(local);
     }
 
     /// Take the policy `spec` says; a changed spec means a new policy, whose placement
@@ -177,6 +189,7 @@ impl Placement {
         self.view.report(node, report.cpu_pct, report.disk_pct);
         self.view.report_in_flight(node, report.figures.in_flight);
         self.view.set_capacity(node, report.cache_capacity_bytes);
+        self.view.set_cached(node, report.figures.cache_bytes, report.figures.cache_objects);
         if self.spec.placement.is_shared() {
             self.warmup.report(node, report.warmup);
             self.warmup.settle();
