@@ -64,6 +64,10 @@ struct Conn {
     hand_on: Option<SharedHandOn>,
     /// The adopted connection's [`Conn::hand_on`], until its first request is answered.
     hand_on_later: Option<SharedHandOn>,
+    /// Handed over by a router or another node: every byte on it is the client's, so its
+    /// requests lose the fields only the cluster's own processes may send
+    /// ([`wire::INTERNAL_FIELDS`]) as they are read.
+    adopted: bool,
 }
 
 /// Keeps `in_flight` right on every exit path, errors included.
@@ -77,18 +81,29 @@ impl Drop for InFlight<'_> {
 
 /// Serve one accepted connection until it closes.
 pub async fn serve_connection(node: Rc<NodeState>, stream: TcpStream, peer: SocketAddr) {
-    serve_connection_from(node, stream, peer, Vec::new()).await;
+    serve(node, stream, peer, Vec::new(), false).await;
 }
 
 /// Serve a connection whose first bytes, `read`, were read by someone else (a router that
 /// handed it over), as if they had just arrived. Its first request is served here; a
 /// later one that belongs to another node is handed on to it when the node has a
-/// [`crate::HandOn`].
+/// [`crate::HandOn`]. Every byte on it is the client's: the fields only the cluster's own
+/// processes send ([`wire::INTERNAL_FIELDS`]) are dropped from each of its requests.
 pub async fn serve_connection_from(
     node: Rc<NodeState>,
     stream: TcpStream,
     peer: SocketAddr,
     read: Vec<u8>,
+) {
+    serve(node, stream, peer, read, true).await;
+}
+
+async fn serve(
+    node: Rc<NodeState>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    read: Vec<u8>,
+    adopted: bool,
 ) {
     Counters::add(&node.counters.open_connections, 1);
     let mut conn = Conn {
@@ -100,6 +115,7 @@ pub async fn serve_connection_from(
         out: Vec::new(),
         hand_on: None,
         hand_on_later: None,
+        adopted,
     };
     if !conn.inbuf.is_empty() {
         // Served here whatever the placement says: nothing to ask.
@@ -129,7 +145,10 @@ impl Conn {
                 let mut forward_to = None;
                 let head = match parse_head(&self.inbuf[self.pos..], &self.node.config.limits) {
                     Ok(None) => break,
-                    Ok(Some((head, n))) => {
+                    Ok(Some((mut head, n))) => {
+                        if self.adopted {
+                            head.headers.retain(|h| !wire::is_internal_field(&h.name));
+                        }
                         if self.hand_on.is_some() {
                             match Box::pin(self.later(&head)).await? {
                                 Later::Taken => return Ok(()),

@@ -17,18 +17,10 @@ use crate::state::NodeState;
 use http1::{RequestHead, Status, Version};
 
 /// Request fields not sent on: those the client connection alone means (`host` goes as
-/// the Host of the forwarded request), and the cluster's own fields, which only nodes and
-/// distributors write (a client's would steer the owner).
-const NOT_FORWARDED: &[&str] = &[
-    "host",
-    "via",
-    wire::PEER_FILL_HEADER,
-    wire::PEER_HEADER,
-    wire::TARGET_HINT_HEADER,
-    wire::SLICE_HEADER,
-    "x-larder-node",
-    "x-larder-router",
-];
+/// the Host of the forwarded request), and those hops write on responses. The cluster's
+/// own request fields ([`wire::INTERNAL_FIELDS`]), which a client's would steer the owner
+/// by, are gone already: an adopted connection's requests lose them as they are read.
+const NOT_FORWARDED: &[&str] = &["host", "via", "x-larder-node", "x-larder-router"];
 
 /// Response fields this node writes itself.
 const REWRITTEN: &[&str] = &["date", "server", "content-length"];

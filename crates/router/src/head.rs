@@ -175,24 +175,26 @@ impl Request {
 
 /// Whether a received field is forwarded as it is: not hop-by-hop (RFC 9110 §7.6.1, and
 /// every field `Connection` names: meaningful for one connection only), and not one the
-/// router writes itself (`Via`, `X-Larder-Node`, `X-Larder-Router`, `X-Larder-Target`,
-/// `X-Larder-Peer` and the peer-fill mark only nodes send one another,
-/// `Content-Length`, `X-Forwarded-For`). `Connection` cannot name `Host` away: it is
-/// end-to-end, and the node needs it (RFC 9110 §7.2, §7.6.1).
+/// router writes itself (`Via`, `X-Larder-Node`, `X-Larder-Router`, the cluster's own
+/// request fields ([`wire::INTERNAL_FIELDS`]), `Content-Length`, `X-Forwarded-For`).
+/// `Connection` cannot name `Host` away: it is end-to-end, and the node needs it
+/// (RFC 9110 §7.2, §7.6.1).
 /// Dispatched on length first: this runs for every field of every request and response.
 fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
     let is = |h: &str| name.eq_ignore_ascii_case(h);
+    // The internal fields are 13, 14, 15 and 18 bytes long.
+    let internal = || wire::is_internal_field(name);
     let dropped = match name.len() {
         2 => is("te"),
         3 => is("via"),
         7 => is("trailer") || is("upgrade"),
         10 => is("connection") || is("keep-alive"),
-        13 => is("x-larder-node") || is("x-larder-peer"),
-        14 => is("content-length"),
-        15 => is("x-forwarded-for") || is("x-larder-router") || is("x-larder-target"),
+        13 => is("x-larder-node") || internal(),
+        14 => is("content-length") || internal(),
+        15 => is("x-forwarded-for") || is("x-larder-router") || internal(),
         16 => is("proxy-connection"),
         17 => is("transfer-encoding"),
-        18 => is("proxy-authenticate") || is("x-larder-peer-fill"),
+        18 => is("proxy-authenticate") || internal(),
         19 => is("proxy-authorization"),
         _ => false,
     };
@@ -698,10 +700,10 @@ mod tests {
     fn peer_fields_from_a_client_are_dropped() {
         // Only the router names a peer, and only nodes mark a peer fill.
         let raw = "GET /a HTTP/1.1\r\nHost: x\r\nX-Larder-Peer: 10.0.0.9:80\r\n\
-                   x-larder-peer-fill: 1\r\nAccept: */*\r\n\r\n";
+                   x-larder-peer-fill: 1\r\nX-Larder-Slice: 0/1/2\r\nAccept: */*\r\n\r\n";
         let (_, req) = parse(raw).unwrap().unwrap();
         let head = String::from_utf8(req.upstream_head).unwrap().to_ascii_lowercase();
-        assert!(!head.contains("x-larder-peer"), "{head}");
+        assert!(!head.contains("x-larder-peer") && !head.contains("x-larder-slice"), "{head}");
         assert!(head.contains("accept: */*"), "{head}");
     }
 

@@ -20,6 +20,8 @@
 //!   fills a target from, and the mark of a node's request to a peer.
 //! - [`slice_request`]: [`SliceRequest`], the `X-Larder-Slice` field by which a node asks
 //!   another for one slice of a large object it owns.
+//! - [`internal_field`]: [`INTERNAL_FIELDS`], the fields above, which only the cluster's
+//!   own processes may send a node: dropped from what clients send.
 //! - [`target_digest`]: [`TargetDigest`], the Bloom filter of those targets a node's load
 //!   report carries, so every router sees the same holders of a target.
 //! - [`latency`]: [`LatencyHistogram`], request times in fixed buckets, counted by router
@@ -45,6 +47,7 @@ pub mod clf_time;
 pub mod event;
 pub mod exposition;
 pub mod handoff;
+pub mod internal_field;
 pub mod invalidation;
 pub mod latency;
 pub mod load_report;
@@ -60,6 +63,7 @@ pub mod target_hint;
 pub use civil::CivilTime;
 pub use exposition::{Exposition, METRICS_CONTENT_TYPE};
 pub use handoff::{Handoff, HandoffError, HandoffStep, HANDOFF_VERSION};
+pub use internal_field::{is_internal_field, INTERNAL_FIELDS};
 pub use invalidation::{
     Invalidation, InvalidationError, InvalidationOutcome, Mode as InvalidationMode,
     Scope as InvalidationScope, INVALIDATE_PATH,

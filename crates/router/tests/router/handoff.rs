@@ -585,3 +585,122 @@ async fn on_peers_here_serves_every_later_request_where_the_connection_is() {
     }
     cluster.stop();
 }
+
+/// A target key no router would compute for the cluster's files, named by a client.
+const SPOOFED_KEY: u64 = 0x5a5a_5a5a_5a5a_5a5a;
+
+/// GET `path` naming the spoofed target in the placement hint only routers may send.
+fn get_naming_spoofed_target(path: &str) -> String {
+    let hint = wire::TargetHint { key: SPOOFED_KEY, tree: SPOOFED_KEY };
+    let mut field = Vec::new();
+    hint.write_field(&mut field);
+    let field = String::from_utf8(field).unwrap();
+    format!("GET {path} HTTP/1.1\r\nHost: test\r\n{field}\r\n")
+}
+
+/// What each node's load report says it holds: `None` for a node no router named a
+/// target to, else whether the spoofed target is among its holdings.
+async fn spoofed_held(cluster: &Cluster) -> Vec<Option<bool>> {
+    let mut held = Vec::new();
+    for &addr in &cluster.nodes.addrs {
+        let r = Client::connect(addr).await.get(wire::LOAD_REPORT_PATH).await;
+        assert_eq!(r.status, 200, "{r:?}");
+        let report = wire::LoadReport::parse(&r.body).expect("a load report");
+        held.push(report.holdings.map(|d| d.contains(SPOOFED_KEY)));
+    }
+    held
+}
+
+#[tokio::test]
+async fn a_client_on_a_handed_off_connection_cannot_name_the_target_a_node_holds() {
+    let cluster = Cluster::start();
+    let router = cluster.router(true).await;
+    let mut client = Client::connect(router.addr).await;
+    // The first request (read by the router, handed over with the connection) and a
+    // later one the node reads itself.
+    for i in [0, 0, 1] {
+        client.send_raw(get_naming_spoofed_target(&format!("/f{i}.txt")).as_bytes()).await;
+        let r = client.reply(false).await.expect("a reply");
+        assert!(r.status == 200 && served_by_node(&r) && r.body == body(i), "f{i}: {r:?}");
+    }
+    assert!(handoffs(&router, 1, 0).await);
+    let held = spoofed_held(&cluster).await;
+    assert!(held.iter().all(|h| *h != Some(true)), "a client named a holding: {held:?}");
+    router.stop().await;
+    // Relayed by a router whose policy places targets, its own hint is the one the node
+    // records.
+    let mut config = cluster.router_config(false);
+    config.policy.kind = "lard".parse().unwrap();
+    let relay = cluster.started(config).await;
+    let mut client = Client::connect(relay.addr).await;
+    for i in [2, 3] {
+        client.send_raw(get_naming_spoofed_target(&format!("/f{i}.txt")).as_bytes()).await;
+        let r = client.reply(false).await.expect("a reply");
+        assert!(r.status == 200 && r.body == body(i), "f{i} relayed: {r:?}");
+    }
+    let held = spoofed_held(&cluster).await;
+    assert!(held.iter().any(Option::is_some), "the relayed requests' targets are held: {held:?}");
+    assert!(held.iter().all(|h| *h != Some(true)), "a client named a holding: {held:?}");
+    relay.stop().await;
+    cluster.stop();
+}
+
+/// One caching node in front of `origin`, adopting on `socket`, and a router (handing
+/// connections off or relaying them) that has heard of the socket.
+async fn caching_node_and_router(
+    origin: &testkit::TestOrigin,
+    socket: &std::path::Path,
+    handoff: bool,
+) -> (InProcessNodes, RunningRouter) {
+    let url = node::origin::OriginUrl::parse(&origin.url()).unwrap();
+    let mut cfg = node::Config::new(std::env::temp_dir());
+    cfg.disk_threads = 1;
+    cfg.shutdown_grace = Duration::from_secs(5);
+    cfg.origin = Some(node::origin::OriginConfig::new(vec![url]));
+    cfg.handoff = Some(node::HandoffConfig::new(socket));
+    let nodes = InProcessNodes::start([cfg]);
+    let node =
+        NodeConfig { name: "n0".into(), load_report: true, ..NodeConfig::new(nodes.addrs[0]) };
+    let mut c = RouterConfig { nodes: vec![node], node_header: true, ..RouterConfig::default() };
+    c.load.poll = Duration::from_millis(20);
+    c.timeouts.drain = Duration::from_millis(5_000);
+    c.handoff.enabled = handoff;
+    c.handoff.answer = Duration::from_millis(300);
+    let router = RunningRouter::start(c).await;
+    let advertised = |s: &serde_json::Value| s["nodes"][0]["report"]["handoff_socket"].is_string();
+    assert!(stats_until(&router, advertised).await, "the node's socket reported");
+    (nodes, router)
+}
+
+#[tokio::test]
+async fn a_client_on_a_handed_off_connection_cannot_ask_a_node_for_a_slice() {
+    let origin = testkit::TestOrigin::start();
+    let object: Vec<u8> = (0..4_000u32).map(|k| b'a' + (k % 26) as u8).collect();
+    let fields = [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")];
+    origin.set("/big", testkit::Route::ok(&fields, &object).ranges());
+    let dir = TempDir::new("handoff-slice");
+    let slice = wire::SliceRequest { index: 1, size: 1_000, total: object.len() as u64 };
+    let asking = format!(
+        "GET /big HTTP/1.1\r\nHost: test\r\n{}: 1\r\n{}: {}\r\nIf-Range: \"v1\"\r\n\r\n",
+        wire::PEER_FILL_HEADER,
+        wire::SLICE_HEADER,
+        slice.value(),
+    );
+    for handoff in [true, false] {
+        let (nodes, router) =
+            caching_node_and_router(&origin, &dir.0.join(format!("{handoff}.sock")), handoff).await;
+        let mut client = Client::connect(router.addr).await;
+        // The first request, then a later one on the same connection.
+        for _ in 0..2 {
+            client.send_raw(asking.as_bytes()).await;
+            let r = client.reply(false).await.expect("a reply");
+            assert_eq!(r.status, 200, "handoff {handoff}: {:?}", r.headers);
+            assert!(r.body == object, "the whole object (handoff {handoff})");
+        }
+        if handoff {
+            assert!(handoffs(&router, 1, 0).await);
+        }
+        router.stop().await;
+        nodes.stop();
+    }
+}
