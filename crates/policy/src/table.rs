@@ -7,8 +7,8 @@
 //! uses a later one superseded. A pick then touches its entry's own memory and the queue's
 //! tail only, where a linked LRU list also rewrites both neighbours (three more cache
 //! misses once the table outgrows the CPU's caches). The queue is rebuilt from the live
-//! entries when it grows past twice the table (and a few hundred), which costs a sort of
-//! the table once per as many uses.
+//! entries when it grows past twice the table (and a few hundred), which costs a pass over
+//! the queue once per as many uses.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -62,13 +62,12 @@ impl<V: Send> TargetTable<V> {
         }
     }
 
-    /// The queue of uses again, holding only each entry's last use, oldest first.
+    /// The queue of uses again, holding only each entry's last use, oldest first: the
+    /// queue already holds every entry's last use in tick order, so dropping the stale
+    /// ones in place gives it without sorting the table.
     fn rebuild_uses(&mut self) {
-        let mut live: Vec<(u64, TargetKey)> =
-            self.entries.iter().map(|(&key, e)| (e.used, key)).collect();
-        live.sort_unstable();
-        self.uses.clear();
-        self.uses.extend(live.into_iter().map(|(used, key)| (key, used)));
+        let entries = &self.entries;
+        self.uses.retain(|&(key, tick)| entries.get(&key).is_some_and(|e| e.used == tick));
     }
 
     /// The entry for `key`, made the most recently used.
