@@ -118,16 +118,13 @@ impl Bucket {
     }
 
     /// How many inline points lie before the 16 bits `low`, or `None` when one of them
-    /// has those bits (only the sorted array orders the two). Reads every slot, without
-    /// a branch: unused slots sort after everything.
+    /// has those bits (only the sorted array orders the two). A binary search of the
+    /// held slots (they are sorted): about four steps where a scan of every slot took
+    /// fourteen.
     fn before(&self, low: u16) -> Option<usize> {
-        let mut before = 0;
-        let mut tie = false;
-        for &point in &self.low {
-            before += usize::from(point < low);
-            tie |= point == low;
-        }
-        (!tie).then_some(before)
+        let held = &self.low[..usize::from(self.held).min(INLINE)];
+        let before = held.partition_point(|&point| point < low);
+        (held.get(before) != Some(&low)).then_some(before)
     }
 }
 
