@@ -10,11 +10,11 @@
 
 use crate::forwarder::{Busy, Forwarder};
 use crate::hand_on::Elsewhere;
-use crate::origin::fields::{end_to_end, first, forwarded};
-use crate::origin::{OriginBody, OriginHead, Relay, Source};
-use crate::reply::{begin_dated, Reply, ReplyCtx};
+use crate::origin::fields::forwarded;
+use crate::origin::{write_relayed, OriginBody, OriginHead, OwnFields, UpstreamBody};
+use crate::reply::{Reply, ReplyCtx};
 use crate::state::NodeState;
-use http1::{RequestHead, Status, Version};
+use http1::{RequestHead, Status};
 
 /// Request fields not sent on: those the client connection alone means (`host` goes as
 /// the Host of the forwarded request), and those hops write on responses. The cluster's
@@ -22,8 +22,9 @@ use http1::{RequestHead, Status, Version};
 /// by, are gone already: an adopted connection's requests lose them as they are read.
 const NOT_FORWARDED: &[&str] = &["host", "via", "x-larder-node", "x-larder-router"];
 
-/// Response fields this node writes itself.
-const REWRITTEN: &[&str] = &["date", "server", "content-length"];
+/// The owner's response goes on as it is, its `Age` and `X-Larder-Cache` included: this
+/// node writes only the fields every relayed response gets.
+const OWNER_FIELDS_KEPT: OwnFields<'static> = OwnFields { dropped: &[], added: &[] };
 
 /// A forwarded request's answer, written; `busy` lives until its body is sent.
 pub struct Forwarded {
@@ -71,14 +72,8 @@ pub async fn forward(
         head_only: false,
         hint: None,
     };
-    let reply = answer(node, (status, &head), body, &ctx, out);
+    let reply = write_relayed(node, &ctx, (status, &head.fields), body, &OWNER_FIELDS_KEPT, out);
     Some(Forwarded { reply, busy })
-}
-
-/// A body read whole (within `max`) or still to be relayed.
-enum Body {
-    Whole(Vec<u8>),
-    Streamed(OriginBody),
 }
 
 /// The head and the body: read whole when it is declared no longer than `max`; `None`
@@ -87,67 +82,15 @@ async fn read_small(
     head: OriginHead,
     mut body: OriginBody,
     max: u64,
-) -> Option<(OriginHead, Body)> {
+) -> Option<(OriginHead, UpstreamBody)> {
     match body.declared_len() {
         Some(n) if n <= max => {
             let mut whole = Vec::with_capacity(n as usize);
             while let Some(piece) = body.next().await.ok()? {
                 whole.extend_from_slice(&piece);
             }
-            Some((head, Body::Whole(whole)))
+            Some((head, UpstreamBody::Whole(whole)))
         }
-        _ => Some((head, Body::Streamed(body))),
+        _ => Some((head, UpstreamBody::Streamed(Vec::new(), body))),
     }
-}
-
-/// Write the owner's response to this client: its end-to-end fields under this node's
-/// connection fields, the body after them or relayed as it arrives.
-fn answer(
-    node: &NodeState,
-    (status, head): (Status, &OriginHead),
-    body: Body,
-    ctx: &ReplyCtx,
-    out: &mut Vec<u8>,
-) -> Reply {
-    let len = match &body {
-        Body::Whole(b) => Some(b.len() as u64),
-        Body::Streamed(b) => b.declared_len(),
-    };
-    let chunked = len.is_none() && ctx.version == Version::Http11;
-    // A body of unknown length to an HTTP/1.0 client ends with the connection.
-    let keep_alive = ctx.keep_alive && (len.is_some() || chunked || status.forbids_body());
-    let ctx = ReplyCtx { keep_alive, ..*ctx };
-    let mut h = begin_dated(node, out, status, &ctx, first(&head.fields, "date"));
-    for (name, value) in end_to_end(&head.fields) {
-        if !REWRITTEN.iter().any(|r| r.eq_ignore_ascii_case(&name)) {
-            h.header(&name, &value);
-        }
-    }
-    let send = !status.forbids_body();
-    match len {
-        Some(n) if send => {
-            h.header_u64("Content-Length", n);
-        }
-        None if chunked && send => {
-            h.header("Transfer-Encoding", b"chunked");
-        }
-        _ => {}
-    }
-    h.finish();
-    let mut reply = Reply {
-        status,
-        body_bytes: if send { len.unwrap_or(0) } else { 0 },
-        close: !keep_alive,
-        shared: None,
-        stream: None,
-        relay: None,
-    };
-    match body {
-        Body::Whole(b) if send => out.extend_from_slice(&b),
-        Body::Streamed(b) if send => {
-            reply.relay = Some(Relay { prefix: Vec::new(), body: Source::Origin(b), chunked });
-        }
-        _ => {}
-    }
-    reply
 }

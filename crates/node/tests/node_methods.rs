@@ -98,6 +98,23 @@ fn expect_100_continue_is_answered_by_the_node() {
 }
 
 #[test]
+fn a_relayed_response_that_has_no_body_gets_no_framing() {
+    let origin = TestOrigin::start();
+    // The origin frames its 204 with `Content-Length: 0`; the node's answer has none.
+    origin.set("/gone", Route::ok(&[], b"").status(204));
+    origin.set("/f", Route::ok(&[], b"ok"));
+    let node = caching_node(&[origin.url()], |_| {});
+    let mut c = node.client();
+    c.send(&request("DELETE", "/gone", b"", false));
+    let r = c.response(false);
+    assert_eq!((r.status, cache_status(&r)), (204, "PASS"));
+    assert_eq!(r.header("content-length"), None, "no Content-Length on a 204: {r:?}");
+    assert_eq!(r.header("transfer-encoding"), None, "{r:?}");
+    let r = c.get("/f");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]), "the connection goes on");
+}
+
+#[test]
 fn a_body_over_the_limit_is_refused_and_never_reaches_the_origin() {
     let origin = TestOrigin::start();
     origin.set("/f", Route::ok(&[], b"ok"));

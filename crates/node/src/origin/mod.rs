@@ -19,6 +19,8 @@
 //!   `filling.rs`: a cacheable body arriving, relayed to every request that wants it;
 //!   `serve.rs`: one request (hit, coalesced miss, stale-if-error, 502/504);
 //!   `relay.rs`: large or uncacheable bodies relayed to one client as they arrive;
+//!   `relayed.rs`: the head of a response made upstream (this request's own from the
+//!   origin, or a forwarded one from another node) and its body, framed anew;
 //!   `grace.rs`: a stale copy served within its `stale-while-revalidate` window while one
 //!   background fetch refreshes it;
 //!   `partial.rs`: which byte range of a stored response a request gets (206, 416).
@@ -59,6 +61,7 @@ mod partial;
 mod pass;
 mod peers;
 mod relay;
+mod relayed;
 mod resume;
 mod serve;
 mod site;
@@ -82,7 +85,8 @@ pub use conn::OriginCounters;
 pub use error::OriginError;
 pub(crate) use invalidate::answer as answer_invalidation;
 pub(crate) use pass::pass;
-pub(crate) use relay::{Relay, Source};
+pub(crate) use relay::Relay;
+pub(crate) use relayed::{write_relayed, OwnFields, UpstreamBody};
 pub(crate) use serve::serve;
 pub use slice_owner::owner as slice_owner;
 pub use state::OriginState;

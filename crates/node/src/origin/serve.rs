@@ -7,12 +7,13 @@
 //! reason.
 
 use super::fetch::{fetch, Fetched, How, Outcome, Own};
-use super::fields::{end_to_end, first, Field};
+use super::fields::{first, Field};
 use super::filling::Filling;
 use super::grace;
 use super::partial::{range_of, ranged, validators};
 use super::peers::Peers;
 use super::relay::{Relay, Source};
+use super::relayed::{write_relayed, OwnFields, UpstreamBody};
 use super::site;
 use super::slice_peer;
 use super::slice_reader::SliceReader;
@@ -354,29 +355,10 @@ impl<'a> Answer<'a> {
         };
         self.interim(&head.interim, out);
         let status = Status::new(head.status).unwrap_or(Status::BAD_GATEWAY);
-        let len = body.declared_len().map(|rest| rest + prefix.len() as u64);
-        let chunked = len.is_none() && self.ctx.version == Version::Http11;
-        // A body of unknown length to an HTTP/1.0 client ends with the connection.
-        let keep_alive = self.ctx.keep_alive && (len.is_some() || chunked);
-        let ctx = ReplyCtx { keep_alive, ..*self.ctx };
-        let mut h = begin_dated(self.node, out, status, &ctx, first(&head.fields, "date"));
-        write_fields(&mut h, &end_to_end(&head.fields));
-        h.header("X-Larder-Cache", How::Pass.as_bytes());
-        match len {
-            Some(n) => {
-                h.header_u64("Content-Length", n);
-            }
-            None if chunked => {
-                h.header("Transfer-Encoding", b"chunked");
-            }
-            None => {}
-        }
-        h.finish();
-        let send = !ctx.head_only && !status.forbids_body();
-        let mut reply = self.reply(status, len.unwrap_or(0));
-        reply.close = !keep_alive;
-        reply.relay = send.then(|| Relay { prefix, body: Source::Origin(*body), chunked });
-        reply
+        let own =
+            OwnFields { dropped: REWRITTEN, added: &[("X-Larder-Cache", How::Pass.as_bytes())] };
+        let body = UpstreamBody::Streamed(prefix, *body);
+        write_relayed(self.node, self.ctx, (status, &head.fields), body, &own, out)
     }
 }
 

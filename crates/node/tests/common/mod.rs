@@ -157,7 +157,7 @@ impl Client {
         loop {
             if let Some((resp, n)) = Response::parse_head(&self.buf).expect("bad response") {
                 let status = resp.status;
-                let len = if head_request || status == 304 || status < 200 {
+                let len = if head_request || status == 204 || status == 304 || status < 200 {
                     0
                 } else {
                     resp.header("content-length").expect("no Content-Length").parse().unwrap()
