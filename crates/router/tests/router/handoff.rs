@@ -16,6 +16,7 @@ use router::PeerHandOn;
 use testkit::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixListener;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::http2::{fetch, over_tls, prior_knowledge};
 use crate::in_process_nodes::InProcessNodes;
@@ -49,11 +50,11 @@ impl Cluster {
     }
 
     fn serving_later(later: LaterRequests) -> Cluster {
-        Cluster::forwarding(later, node::ForwardConfig::default().max_buffered_bytes)
+        Cluster::forwarding(later, |_| {})
     }
 
-    /// Forwarded responses above `max_buffered` bytes relayed as they arrive.
-    fn forwarding(later: LaterRequests, max_buffered: u64) -> Cluster {
+    /// Forwards bounded by 300 ms, then by what `tune` sets.
+    fn forwarding(later: LaterRequests, tune: impl Fn(&mut node::ForwardConfig)) -> Cluster {
         let dir = TempDir::new("handoff");
         let root = dir.0.join("www");
         std::fs::create_dir_all(&root).unwrap();
@@ -70,7 +71,7 @@ impl Cluster {
             handoff.hand_on = Some(node::SharedHandOn(Arc::new(hand_on.clone())));
             handoff.later = later;
             handoff.forward.timeout = Duration::from_millis(300);
-            handoff.forward.max_buffered_bytes = max_buffered;
+            tune(&mut handoff.forward);
             cfg.handoff = Some(handoff);
             cfg
         });
@@ -451,7 +452,7 @@ async fn on_peers_forwarding_serves_a_connection_whose_requests_change_owner_byt
 #[tokio::test]
 async fn on_peers_forwarded_bodies_relayed_as_they_arrive_are_byte_exact() {
     // Every file but the smallest is larger than this: relayed, not read whole first.
-    let cluster = Cluster::forwarding(LaterRequests::Forward, 64);
+    let cluster = Cluster::forwarding(LaterRequests::Forward, |f| f.max_buffered_bytes = 64);
     forwarding_serves_every_owner_byte_exact(cluster).await;
 }
 
@@ -477,7 +478,7 @@ async fn forwarding_serves_every_owner_byte_exact(cluster: Cluster) {
 }
 
 /// How a stand-in in front of a node treats a forwarded request.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Owner {
     /// Closes the connection without an answer.
     Closes,
@@ -487,6 +488,8 @@ enum Owner {
     Silent,
     /// Sends the head and part of the body, then closes.
     DiesMidBody,
+    /// Sends the test a release, and passes the request to the node once released.
+    Holds(mpsc::UnboundedSender<oneshot::Sender<()>>),
 }
 
 /// A stand-in at a new address in front of the node at `node`: every connection is
@@ -497,6 +500,7 @@ async fn in_front(node: SocketAddr, owner: Owner) -> (SocketAddr, tokio::task::J
     let addr = listener.local_addr().unwrap();
     let task = tokio::spawn(async move {
         while let Ok((mut s, _)) = listener.accept().await {
+            let owner = owner.clone();
             tokio::spawn(async move {
                 let mut head = Vec::new();
                 while !head.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -509,28 +513,35 @@ async fn in_front(node: SocketAddr, owner: Owner) -> (SocketAddr, tokio::task::J
                 let marked = String::from_utf8_lossy(&head)
                     .to_ascii_lowercase()
                     .contains(&wire::PEER_FILL_HEADER.to_ascii_lowercase());
-                if !marked {
-                    let Ok(mut to) = tokio::net::TcpStream::connect(node).await else { return };
-                    if to.write_all(&head).await.is_ok() {
-                        let _ = tokio::io::copy_bidirectional(&mut s, &mut to).await;
-                    }
-                    return;
-                }
                 match owner {
-                    Owner::Closes => {}
+                    _ if !marked => {}
+                    Owner::Closes => return,
                     Owner::Fails => {
                         let answer =
                             "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
                         let _ = s.write_all(answer.as_bytes()).await;
                         let _ = s.read(&mut [0u8; 64]).await;
+                        return;
                     }
                     Owner::Silent => {
                         let _ = s.read(&mut [0u8; 64]).await;
+                        return;
                     }
                     Owner::DiesMidBody => {
                         let answer = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nonly part";
                         let _ = s.write_all(answer.as_bytes()).await;
+                        return;
                     }
+                    Owner::Holds(held) => {
+                        let (release, released) = oneshot::channel();
+                        if held.send(release).is_err() || released.await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                let Ok(mut to) = tokio::net::TcpStream::connect(node).await else { return };
+                if to.write_all(&head).await.is_ok() {
+                    let _ = tokio::io::copy_bidirectional(&mut s, &mut to).await;
                 }
             });
         }
@@ -542,7 +553,7 @@ async fn in_front(node: SocketAddr, owner: Owner) -> (SocketAddr, tokio::task::J
 async fn on_peers_an_owner_that_refuses_fails_hangs_or_dies_mid_forward_costs_no_request() {
     for owner in [Owner::Closes, Owner::Fails, Owner::Silent, Owner::DiesMidBody] {
         let mut cluster = Cluster::serving_later(LaterRequests::Forward);
-        let (stand_in, held) = in_front(cluster.nodes.addrs[1], owner).await;
+        let (stand_in, held) = in_front(cluster.nodes.addrs[1], owner.clone()).await;
         cluster.listed[1] = stand_in;
         let owners = owners(&cluster).await;
         let peers = cluster.peers().await;
@@ -556,6 +567,58 @@ async fn on_peers_an_owner_that_refuses_fails_hangs_or_dies_mid_forward_costs_no
         held.abort();
         cluster.stop();
     }
+}
+
+/// The release of the next forward the stand-in holds.
+async fn next_held(held: &mut mpsc::UnboundedReceiver<oneshot::Sender<()>>) -> oneshot::Sender<()> {
+    let got = tokio::time::timeout(crate::support::LIMIT, held.recv()).await;
+    got.expect("a forward held in time").expect("the stand-in runs")
+}
+
+#[tokio::test]
+async fn on_peers_forwards_to_one_node_stay_within_its_limit() {
+    // One forward to a node at a time, each given all the time this test may take.
+    let mut cluster = Cluster::forwarding(LaterRequests::Forward, |f| {
+        f.max_connections_per_node = 1;
+        f.timeout = crate::support::LIMIT;
+    });
+    let (releases, mut held) = mpsc::unbounded_channel();
+    let (stand_in, task) = in_front(cluster.nodes.addrs[1], Owner::Holds(releases)).await;
+    cluster.listed[1] = stand_in;
+    let owners = owners(&cluster).await;
+    let peers = cluster.peers().await;
+    let first = owners.iter().position(|o| o == "n0").expect("n0 owns a file");
+    let elsewhere = owners.iter().position(|o| o == "n1").expect("n1 owns a file");
+    // Two connections handed off to n0, each asking next for a file n1 owns: the first
+    // one's forward is held at n1's stand-in.
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        let mut client = Client::connect(peers[0].addr).await;
+        let r = client.get(&format!("/f{first}.txt")).await;
+        assert!(served_by_node(&r) && r.body == body(first), "f{first} from n0");
+        clients.push(client);
+    }
+    let later = get(&format!("/f{elsewhere}.txt"));
+    clients[0].send_raw(later.as_bytes()).await;
+    let release = next_held(&mut held).await;
+    // The second is beyond n1's limit: n0 serves it, while the first is still held.
+    clients[1].send_raw(later.as_bytes()).await;
+    let r = tokio::select! {
+        r = clients[1].reply(false) => r.expect("a reply"),
+        _ = next_held(&mut held) => panic!("a second forward to n1 while one is under way"),
+    };
+    assert!(r.status == 200 && served_by_node(&r) && r.body == body(elsewhere), "{r:?}");
+    // Released, the first forward is answered with n1's response.
+    release.send(()).expect("the stand-in waits");
+    let r = clients[0].reply(false).await.expect("a reply");
+    assert!(r.status == 200 && served_by_node(&r) && r.body == body(elsewhere), "{r:?}");
+    assert!(forwards(&peers[0], "n0", (1, 0)).await, "one forward, none failed");
+    assert!(held.try_recv().is_err(), "one forward reached n1's stand-in");
+    for p in peers {
+        p.stop().await;
+    }
+    task.abort();
+    cluster.stop();
 }
 
 #[tokio::test]
