@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The project's test command: formatting, lints, no import circles between the files of a
-# crate, then every test of the workspace, and the
+# crate, the API docs built without a warning, then every test of the workspace, and the
 # tests on the shared real logs when they sit beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 python3 scripts/module-cycles.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 cargo test --workspace --locked
 # The scripts below drive the binary the tests just built (no second build of it).
 export LARDER="${LARDER:-${CARGO_TARGET_DIR:-$PWD/target}/debug/larder}"

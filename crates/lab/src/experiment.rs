@@ -1,7 +1,7 @@
 //! The headline experiments on real processes and sockets.
 //!
 //! For every workload, connection mode and round, every front-end runs in turn, the order
-//! reversed every other round (A B, B A, A B: [`round_order`]): fresh nodes (cold caches)
+//! reversed every other round (A B, B A, A B: `round_order`): fresh nodes (cold caches)
 //! with unequal caches, the front-end in front of them, a warm-up, a measured closed loop
 //! (or, for `classes`, two open loops), optionally the DBench ramp, then everything is
 //! stopped. Hit ratios come from the nodes' load reports, CPU time from /proc, latency

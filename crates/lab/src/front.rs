@@ -27,7 +27,7 @@ use crate::route;
 /// router's own table) and the mapper's tree depth (`hacc@3`: subtrees fixed at three
 /// directory levels; without: the router's default, subtrees split and merged by load),
 /// an anchor, or larder's nodes as peers (`peers`: every node takes clients and forwards
-/// what another should serve, with no router tier; see [`crate::peers`]).
+/// what another should serve, with no router tier; see `peers.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum System {
     Larder(PolicyKind, PlacementMode, Option<u8>),

@@ -60,7 +60,7 @@ pub struct UpConfig {
     pub nodes: u16,
     /// Each node's cache in MiB.
     pub cache_mb: u64,
-    /// Overrides the config file's policy ([`DEFAULT_POLICY`] without either).
+    /// Overrides the config file's policy (`DEFAULT_POLICY` without either).
     pub policy: Option<PolicyKind>,
     /// Serve these files instead of the synthetic store.
     pub docroot: Option<PathBuf>,

@@ -19,6 +19,8 @@ pub struct Flags {
     /// Directory to serve. Paths can never leave it. Not needed with --origin.
     #[arg(long, required_unless_present = "origin")]
     pub docroot: Option<PathBuf>,
+    // --help prints this text as written: its brackets are not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Be a cache in front of this origin (http://host[:port][/path]) instead of serving a
     /// docroot. Repeat for fallbacks: each request tries them in order until one answers.
     /// Never stored, only relayed to the client whose request fetched them: responses with
@@ -125,6 +127,8 @@ pub struct Flags {
     /// Turn the metrics off.
     #[arg(long)]
     pub no_metrics: bool,
+    // --help prints this text as written: its <…> are not HTML.
+    #[allow(rustdoc::invalid_html_tags)]
     /// First path segment of the dynamic route /<mount>/<db>/<view>/<doc>?OpenDocument.
     #[arg(long, default_value = "app")]
     pub dyn_mount: String,

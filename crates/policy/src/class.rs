@@ -2,7 +2,7 @@
 //!
 //! HACC kept dynamic content (Domino views, CGI) off the nodes serving static files, so a
 //! CPU-bound request never evicts static data from a memory it has no use for. Each pool
-//! runs its own inner policy (built by the function it is given, [`crate::build`] in
+//! runs its own inner policy (built by the function it is given, [`crate::build`](fn@crate::build) in
 //! practice, with the same parameters but the
 //! pool's inner kind) and hears of membership filtered to its nodes; node ids stay
 //! global, so the one [`LoadView`] serves every pool unchanged.
@@ -59,7 +59,7 @@ pub struct Class {
 
 impl Class {
     /// The policy `spec` describes, its pools' inner policies made by `build` (the crate's
-    /// [`crate::build`], passed in so this file and the one that builds every policy do
+    /// [`crate::build`](fn@crate::build), passed in so this file and the one that builds every policy do
     /// not import each other).
     pub fn from_spec(
         spec: &PolicySpec,

@@ -1,4 +1,4 @@
-//! A policy's name and parameters ([`PolicySpec`]); [`crate::build`] turns one into a
+//! A policy's name and parameters ([`PolicySpec`]); [`crate::build`](fn@crate::build) turns one into a
 //! policy.
 
 use std::str::FromStr;

@@ -42,6 +42,8 @@ pub struct Overrides {
     /// truncated answers) [default: the first nameserver in /etc/resolv.conf].
     #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR"))]
     pub dns_resolver: Option<String>,
+    // --help prints this text as written: its brackets are not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// How often DNS discovery asks again, in milliseconds; sooner when a TTL runs out,
     /// but not within [discovery] min_refresh_ms (1000) [default: 5000].
     #[cfg_attr(feature = "clap", arg(long, value_name = "MS"))]
@@ -94,6 +96,8 @@ pub struct Overrides {
     /// [default: 1048576].
     #[cfg_attr(feature = "clap", arg(long))]
     pub max_body_bytes: Option<u64>,
+    // --help prints this text as written: its brackets are not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Also serve HTTPS on this address (TLS 1.2 and 1.3, ALPN h2 and http/1.1), with
     /// --tls-cert and --tls-key; more certificates by SNI in the config's [tls] table.
     #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR"))]

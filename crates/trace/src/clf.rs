@@ -178,7 +178,7 @@ fn unwritable(target: &str) -> Option<&'static str> {
 
 /// Writes `workload` as a Common Log Format log, one `GET ... HTTP/1.0" 200 SIZE` line per
 /// request in order, timestamps `base_epoch_ms + time_ms` in UTC (whole seconds), client
-/// ids as hosts (see [`client_host`]). Loading the result gives back
+/// ids as hosts (see `client_host`). Loading the result gives back
 /// [`Workload::canonical`] of the input when times are whole seconds.
 pub fn write<W: Write>(workload: &Workload, out: W, base_epoch_ms: i64) -> Result<(), TraceError> {
     let werr = |e| TraceError::io("writing log", e);
@@ -214,7 +214,7 @@ pub fn write<W: Write>(workload: &Workload, out: W, base_epoch_ms: i64) -> Resul
     out.flush().map_err(werr)
 }
 
-/// [`write`] to a file, gzip-compressed (at the fastest level: generated logs can be
+/// [`write`](fn@write) to a file, gzip-compressed (at the fastest level: generated logs can be
 /// hundreds of MB) when the name ends in `.gz`.
 pub fn write_file(workload: &Workload, path: &Path, base_epoch_ms: i64) -> Result<(), TraceError> {
     let ctx = || path.display().to_string();

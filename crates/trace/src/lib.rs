@@ -18,7 +18,7 @@
 //! - `store_size.rs`: [`SynthConfig::sized`], a store sized by files, documents or MiB.
 //! - `docroot.rs`: target → file mapping and the docroot writer.
 //! - `stats.rs`: [`Stats`], including the ideal-cache working-set curve.
-//! - `stats_table.rs`: [`stats_table`], the statistics in human units.
+//! - `stats_table.rs`: [`stats_table`](fn@stats_table), the statistics in human units.
 //! - `flash_crowd.rs`: [`FlashCrowd`], a target (or a few) jumping to a share of requests.
 //! - `membership.rs`: [`MembershipEvent`], a node added, removed or restarted during a run.
 //! - `duration_text.rs`: [`parse_duration`] for durations people write (`10s`, `500ms`).

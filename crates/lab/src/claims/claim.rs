@@ -17,7 +17,7 @@ pub struct Claim {
 
 impl Claim {
     /// A claim tested by `checks` (each one's verdict is already written into `text`
-    /// with [`verdict`]): it holds when all of them do.
+    /// with `verdict`): it holds when all of them do.
     pub fn checked(group: impl Into<String>, text: String, checks: &[bool]) -> Claim {
         Claim { group: group.into(), text, holds: Some(checks.iter().all(|&ok| ok)) }
     }

@@ -63,6 +63,8 @@ pub struct Args {
     /// Each node's cache in MiB, comma separated (one node per entry).
     #[arg(long, value_delimiter = ',', default_value = "16,16,8,8")]
     cache_mb: Vec<u64>,
+    // --help prints this text as written: its brackets are not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Pin node i to CPU cpus[i], comma separated (emulates separate machines) [default:
     /// no pinning; classes: nodes spread evenly over the CPUs].
     #[arg(long, value_delimiter = ',')]

@@ -58,6 +58,8 @@ pub struct Args {
     /// Admin API address, e.g. 127.0.0.1:9090 [default: --router-config's, none without].
     #[arg(long, value_name = "ADDR")]
     admin: Option<String>,
+    // --help prints this text as written: its <…> are not HTML.
+    #[allow(rustdoc::invalid_html_tags)]
     /// The distributor's name in X-Larder-Router [default: peer-<pid>].
     #[arg(long)]
     name: Option<String>,

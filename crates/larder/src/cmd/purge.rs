@@ -20,6 +20,8 @@ use wire::{Invalidation, InvalidationMode, InvalidationScope, PurgeRequest};
 /// Example: larder purge 'http://127.0.0.1:8080/static/*' --soft
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    // --help prints this text as written: its brackets are not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// The router and the target: http://HOST[:PORT]/PATH[?QUERY], or ending in `*` for a
     /// prefix.
     url: String,
@@ -31,6 +33,8 @@ pub struct Args {
     /// Purge every target that starts with the path (the same as ending the URL in `*`).
     #[arg(long)]
     prefix: bool,
+    // --help prints this text as written: its brackets are not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// The site to purge on nodes that keep one object per site (`larder node
     /// --origin-host client`), sent as the purge's Host [default: the URL's HOST[:PORT]].
     #[arg(long, value_name = "HOST")]

@@ -168,6 +168,8 @@ pub struct Args {
     /// the router's URL mapper (with --tree-depth), not from its index.
     #[arg(long)]
     pub route_keys: bool,
+    // --help prints this text as written: its brackets are not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Directory levels of a fixed subtree (larder route's [mapping] tree_depth), with
     /// --route-keys [default: the router's: subtrees split and merged by load].
     #[arg(long, value_name = "N", requires = "route_keys")]

@@ -39,6 +39,8 @@ pub struct Args {
     /// Serve the files under DIR instead of the synthetic store.
     #[arg(long, value_name = "DIR")]
     docroot: Option<PathBuf>,
+    // --help prints this text as written: its brackets are not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Instead of serving files, make the nodes caches in front of this existing site
     /// (http://host[:port][/path], e.g. your nginx); repeat for fallbacks tried in order.
     /// Each node fetches what it misses and keeps it as HTTP caching allows.

@@ -30,7 +30,7 @@ pub fn names(fields: &[Field]) -> Vec<String> {
 const UNORDERED: &[&str] = &["accept-encoding", "accept-language"];
 
 /// The part of a cache key that the request's values of `names` make: each value with
-/// its fields joined by ", " (as §4.1 normalises) and normalised ([`normalise`]), one line
+/// its fields joined by ", " (as §4.1 normalises) and normalised (`normalise`), one line
 /// per name; empty without names.
 pub fn secondary_key(names: &[String], req: &RequestHead) -> String {
     let mut key = String::new();
