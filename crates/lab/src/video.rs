@@ -95,13 +95,25 @@ pub fn build(
     store_root: &Path,
     report: &dyn Report,
 ) -> Result<Built> {
+    build_of(&sizes(shape.objects), (shape, crowd), alpha, seed, store_root, report)
+}
+
+/// [`build`] over objects of `sizes` (the store is named by their count alone, so every
+/// run but the tests' builds it of [`sizes`]).
+fn build_of(
+    sizes: &[u64],
+    (shape, crowd): (&LargeObjects, bool),
+    alpha: f64,
+    seed: u64,
+    store_root: &Path,
+    report: &dyn Report,
+) -> Result<Built> {
     if !(0.0..=1.0).contains(&shape.range_share) || shape.range_bytes == 0 {
         return Err(crate::error::LabError::Invalid(
             "--range-share must be between 0 and 1 and --range-kb above 0".into(),
         ));
     }
-    let sizes = sizes(shape.objects);
-    let docroot = ensure_store(store_root, &sizes, report)?;
+    let docroot = ensure_store(store_root, sizes, report)?;
     let requested: Vec<usize> =
         if crowd { vec![sizes.len() - 1] } else { (0..sizes.len()).collect() };
     // Per requested object: its whole GET, then a range at each position.
@@ -226,8 +238,10 @@ mod tests {
     fn streams_mix_ranges_and_whole_objects_with_the_answers_they_need() {
         let dir = std::env::temp_dir().join(format!("larder-video-test-{}", std::process::id()));
         let shape = LargeObjects { objects: 2, range_share: 0.25, range_bytes: 1000 };
-        let built = build(&shape, false, 0.8, 3, &dir, &Kept::default()).unwrap();
-        let sizes = sizes(2);
+        // Kilobytes where a run writes megabytes (`sizes` is checked above): each object
+        // written whole, and every request of the stream knowing its answer.
+        let sizes = [3 * 1024 + 777, 70 * 1024 + 777];
+        let built = build_of(&sizes, (&shape, false), 0.8, 3, &dir, &Kept::default()).unwrap();
         for (i, &size) in sizes.iter().enumerate() {
             let file = built.docroot.join(format!("v/o{i}.bin"));
             assert_eq!(std::fs::metadata(&file).unwrap().len(), size);
@@ -247,7 +261,7 @@ mod tests {
                 assert!(r.last < sizes[object]);
             }
         }
-        let crowd = build(&shape, true, 0.8, 3, &dir, &Kept::default()).unwrap();
+        let crowd = build_of(&sizes, (&shape, true), 0.8, 3, &dir, &Kept::default()).unwrap();
         assert!(crowd.paths.iter().all(|p| p == "/v/o1.bin"));
         assert_eq!(crowd.objects, 1);
         let _ = std::fs::remove_dir_all(&dir);
