@@ -214,6 +214,7 @@ fn start_peers(
         config: &config,
         listen: ANY_LOCAL_PORT,
         admin: None,
+        handoff: false,
     };
     let mut group = Group::new(launcher.grace, launcher.signals.clone(), launcher.report.clone());
     let started =

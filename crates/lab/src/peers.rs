@@ -35,6 +35,9 @@ pub struct PeerPlan<'a> {
     pub listen: SocketAddr,
     /// The first peer's admin API [default: a free port]; the others take free ports.
     pub admin: Option<SocketAddr>,
+    /// Hand connections off (`--handoff`), each node adopting on a socket in the run's
+    /// directory; on one machine only.
+    pub handoff: bool,
 }
 
 /// One started peer.
@@ -95,6 +98,9 @@ pub fn start(
         cmd.args(["--admin", &admin.to_string(), "--name", &name]);
         cmd.arg("--router-config").arg(&file);
         cmd.args(["--cache-mb", &spec.cache_mb.to_string()]);
+        if plan.handoff {
+            cmd.arg("--handoff").arg("--handoff-socket").arg(dir.join(format!("{name}.sock")));
+        }
         for other in backends.iter().filter(|&&b| b != backend) {
             cmd.args(["--peer", &other.to_string()]);
         }

@@ -94,6 +94,10 @@ pub struct UpConfig {
     /// No router tier: every node is a peer (`larder peer`) that takes clients itself
     /// and forwards what another node should serve.
     pub peers: bool,
+    /// With `peers` on this machine: each peer's distributor hands a plain HTTP/1.1
+    /// connection to the node of its first request (`larder peer --handoff`), and that
+    /// node forwards a later request on it that belongs to another node. Not with `hosts`.
+    pub handoff: bool,
     /// Also serve TLS (ALPN h2 and http/1.1) on this address, with a self-signed
     /// certificate generated into the run's directory. Not with `peers` or `hosts`.
     pub tls: Option<SocketAddr>,
@@ -186,6 +190,7 @@ impl UpConfig {
                 config: &router_config,
                 listen: self.listen,
                 admin: self.admin,
+                handoff: self.handoff,
             };
             let mut cluster = Cluster {
                 routers: Group::new(launcher.grace, signals.clone(), report.clone()),
@@ -349,6 +354,9 @@ impl UpConfig {
     fn router_config(&self) -> Result<RouterConfig> {
         if !(1..=MAX_ROUTERS).contains(&self.routers) {
             invalid!("routers: {} is not in 1..={MAX_ROUTERS}", self.routers);
+        }
+        if self.handoff && (!self.peers || self.hosts.is_some()) {
+            invalid!("--handoff: with --peers on this machine only (not with --hosts)");
         }
         if self.tls.is_some() && (self.peers || self.hosts.is_some()) {
             invalid!("--tls: with a router on this machine only (not with --peers or --hosts)");

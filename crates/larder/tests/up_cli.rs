@@ -56,6 +56,18 @@ impl Up {
         }
     }
 
+    /// Stop it with `signal`: it exits 0, and none of `children` (whose command lines
+    /// name `tmp` or the run's directory) outlives it.
+    fn stop_all(&self, signal: &str, children: Vec<u32>, tmp: &Path) {
+        self.child.signal(signal);
+        let status = self.wait_exit();
+        assert!(status.success(), "{status}; stderr: {:?}", self.child.stderr_now());
+        let run_dir = format!("larder-up-{}", self.pid);
+        for pid in children {
+            assert!(gone(pid, &tmp.to_string_lossy()) && gone(pid, &run_dir), "{pid} outlived it");
+        }
+    }
+
     fn wait_exit(&self) -> ExitStatus {
         self.child.wait_within(EXIT).unwrap_or_else(|| {
             self.child.kill();
@@ -87,6 +99,18 @@ fn gone(pid: u32, marker: &str) -> bool {
     }
 }
 
+/// The report of the printed `load` line, run for 1 s instead of 10; it saw no error.
+fn printed_load_without_errors(out: &[String]) -> String {
+    let line = out.iter().find_map(|l| l.trim_start().strip_prefix("load ")).expect("load line");
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    assert_eq!(args.first(), Some(&"bench"), "{line}");
+    let args: Vec<&str> = args.iter().map(|a| if *a == "10s" { "1s" } else { a }).collect();
+    let bench = std::process::Command::new(env!("CARGO_BIN_EXE_larder")).args(&args).output();
+    let report = String::from_utf8_lossy(&bench.unwrap().stdout).to_string();
+    assert!(report.contains("errors      0 ("), "{line}\n{report}");
+    report
+}
+
 fn get(url: &str) -> String {
     let rest = url.strip_prefix("http://").unwrap();
     let (addr, path) = rest.split_at(rest.find('/').unwrap());
@@ -114,21 +138,10 @@ fn serves_through_the_router_and_stops_everything_on_sigterm() {
     let page = get(&field(&out, "dashboard"));
     assert!(page.starts_with("HTTP/1.1 200") && page.contains("<canvas"), "{page:.200}");
     // The printed load line loads this store: every request finds its document.
-    let line = out.iter().find_map(|l| l.trim_start().strip_prefix("load ")).expect("load line");
-    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
-    assert_eq!(args.first(), Some(&"bench"), "{line}");
-    let args: Vec<&str> = args.iter().map(|a| if *a == "10s" { "1s" } else { a }).collect();
-    let bench = std::process::Command::new(env!("CARGO_BIN_EXE_larder")).args(&args).output();
-    let report = String::from_utf8_lossy(&bench.unwrap().stdout).to_string();
-    assert!(report.contains("errors      0 ("), "{line}\n{report}");
+    let report = printed_load_without_errors(&out);
     assert!(!report.contains("requests    0 "), "{report}");
 
-    up.child.signal("TERM");
-    let status = up.wait_exit();
-    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
-    for pid in children {
-        assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
-    }
+    up.stop_all("TERM", children, &tmp.0);
     assert!(!std::env::temp_dir().join(format!("larder-up-{}", up.pid)).exists());
     // The store was moved into place whole, and nothing half-built is left next to it.
     let names: Vec<_> =
@@ -210,12 +223,7 @@ fn two_routers_share_the_address_name_themselves_and_stop_with_the_rest() {
     }
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["r1", "r2"]);
 
-    up.child.signal("TERM");
-    let status = up.wait_exit();
-    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
-    for pid in children {
-        assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
-    }
+    up.stop_all("TERM", children, &tmp.0);
 }
 
 #[test]
@@ -318,20 +326,50 @@ fn peers_serve_every_document_without_a_router_and_stop_on_sigterm() {
     }
 
     // The printed load line loads this store with no error, over more than one node.
-    let line = out.iter().find_map(|l| l.trim_start().strip_prefix("load ")).expect("load line");
-    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(|a| if *a == "10s" { "1s" } else { a }).collect();
-    let bench = std::process::Command::new(env!("CARGO_BIN_EXE_larder")).args(&args).output();
-    let report = String::from_utf8_lossy(&bench.unwrap().stdout).to_string();
-    assert!(report.contains("errors      0 ("), "{line}\n{report}");
+    let report = printed_load_without_errors(&out);
     let nodes = report.lines().find(|l| l.trim_start().starts_with("nodes ")).expect(&report);
     assert!(nodes.matches('%').count() >= 2, "placed over several nodes: {report}");
 
-    up.child.signal("INT");
-    let status = up.wait_exit();
-    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
-    for pid in children {
-        assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
+    up.stop_all("INT", children, &tmp.0);
+}
+
+#[test]
+fn peers_that_hand_off_serve_from_their_nodes_and_stop_on_sigterm() {
+    let tmp = TempDir::new("up-test-peers-handoff");
+    let store = tmp.0.join("store");
+    let up = start(&store, &["--peers", "--handoff", "--nodes", "2"]);
+    let out = up.stdout_until(|l| l.starts_with("larder up: ready"));
+    assert!(out.last().is_some_and(|l| l.starts_with("larder up: ready")), "{out:?}");
+    let children = pids(&out);
+    assert_eq!(children.len(), 2, "2 peers and nothing else: {out:?}");
+
+    // The connection was handed to a node, which answered on it itself: no distributor
+    // on the way (a relaying peer's answer carries its Via and X-Larder-Router).
+    let resp = get(&field(&out, "try         curl -i"));
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp:.300}");
+    let head = resp.split_once("\r\n\r\n").map_or(resp.as_str(), |(h, _)| h).to_ascii_lowercase();
+    assert!(!head.contains("\r\nvia:") && !head.contains("\r\nx-larder-router:"), "{head}");
+
+    // The printed load line loads this store with no error: keep-alive connections whose
+    // later requests belong to either node.
+    let report = printed_load_without_errors(&out);
+    assert!(!report.contains("requests    0 "), "{report}");
+
+    up.stop_all("INT", children, &tmp.0);
+}
+
+#[test]
+fn handoff_is_refused_without_peers_on_this_machine() {
+    for extra in [&["--handoff"][..], &["--peers", "--handoff", "--hosts"]] {
+        let output = Command::new(env!("CARGO_BIN_EXE_larder"))
+            .arg("up")
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{extra:?}");
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(err.contains("--handoff") || err.contains("--peers"), "{extra:?}: {err}");
     }
 }
 
@@ -389,11 +427,6 @@ fn tls_serves_http2_with_the_printed_certificate_and_ctrl_c_stops_everything() {
     // Plain HTTP goes on beside it.
     assert!(get(&field(&out, "try         curl -i")).starts_with("HTTP/1.1 200"));
 
-    up.child.signal("INT");
-    let status = up.wait_exit();
-    assert!(status.success(), "{status}; stderr: {:?}", up.child.stderr_now());
-    for pid in children {
-        assert!(gone(pid, &tmp.0.to_string_lossy()) && gone(pid, &format!("larder-up-{}", up.pid)));
-    }
+    up.stop_all("INT", children, &tmp.0);
     assert!(!ca.exists(), "the certificate goes with the run's directory");
 }

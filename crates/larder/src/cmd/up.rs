@@ -78,6 +78,12 @@ pub struct Args {
     /// document.
     #[arg(long, conflicts_with_all = ["routers", "bench"])]
     peers: bool,
+    /// With --peers on this machine: each peer hands a plain HTTP/1.1 client connection to
+    /// the node of its first request over a Unix socket instead of relaying its responses,
+    /// and that node forwards a later request on it that belongs to another node (`larder
+    /// peer --handoff`). Not with --hosts.
+    #[arg(long, requires = "peers", conflicts_with = "hosts")]
+    handoff: bool,
     /// Router admin API address (/stats, /metrics, /targets) [default: a free port on
     /// 127.0.0.1; with several routers, the first's, and the others take free ports].
     #[arg(long)]
@@ -145,6 +151,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         verbose: args.verbose,
         hosts: args.hosts.config(),
         peers: args.peers,
+        handoff: args.handoff,
         tls: args.tls.then_some(args.tls_listen),
     };
     if args.bench {
