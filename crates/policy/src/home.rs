@@ -48,8 +48,8 @@
 //! an overloaded node sheds, off a node stalled behind a long read; every router reads the
 //! same reports, so they still agree. On logs with such files one router's shared
 //! placement went from 0.94× per-router LARD's throughput (geometric mean over logs, cache
-//! sizes and thresholds) to 1.12×, while EPA, whose largest file is 4.6 MiB, stays within
-//! 2% (docs/results/placement-at-scale.md).
+//! sizes and thresholds) to 1.12×, while EPA, whose largest file is 4.6 MiB, stays at
+//! 0.98–1.04× in every cell (docs/results/placement-at-scale.md).
 //!
 //! A ring rather than rendezvous hashing, because a pick must not cost O(nodes): the ring
 //! finds a target's candidates by one bucket-index lookup and a short walk, O(1) expected
@@ -80,7 +80,7 @@ pub const SAME_LOAD: f64 = 4.0;
 /// Bytes of misses a node reports reading in that count as one request in flight in its
 /// load for placement. Large enough that the reads of ordinary misses (a few dozen of
 /// tens of KiB) weigh less than [`SAME_LOAD`] and change nothing, small enough that a node
-/// reading a file of tens of MiB counts as overloaded. Measured over 1 KiB–16 MiB on
+/// reading a file of tens of MiB counts as overloaded. Measured over 64 KiB–16 MiB on
 /// real and resampled logs: 1–4 MiB all do better than leaving the bytes out, 2 MiB best.
 pub const MISS_BYTES_PER_REQUEST: f64 = (2 << 20) as f64;
 
