@@ -11,7 +11,7 @@ use crate::request_body::RequestBody;
 use crate::respond::respond;
 use crate::socket::{read_some, write_head_and_body};
 use crate::state::NodeState;
-use crate::stats::Counters;
+use crate::stats::{Counters, Reading};
 use http1::framing::request_framing;
 use http1::{parse_head, BodyFraming, ChunkEvent, ChunkLimits, ChunkedDecoder, FramingError};
 use http1::{Method, RequestHead, Status, Version};
@@ -495,6 +495,8 @@ impl Conn {
     /// Stream a large body: ranges the page cache holds go out with sendfile from the
     /// loop; anything else is read by a helper (O_DIRECT under `--direct-io`) and written.
     async fn send_file(&mut self, s: &FileStream) -> io::Result<()> {
+        let node = Rc::clone(&self.node);
+        let _reading = Reading::start(&node.counters, s.len);
         let direct_io = self.node.config.direct_io;
         let send_timeout = self.node.config.send_timeout;
         let fd = self.stream.as_raw_fd();

@@ -166,6 +166,7 @@ impl NodeState {
             misses: c.misses.get(),
             requests: c.requests.get(),
             helper_queue: (self.disk.pending() + self.cpu.pending()) as u64,
+            miss_bytes_reading: c.miss_bytes_reading.get(),
             disk_pct: None,
             holdings: self.holdings.borrow_mut().digest(origin_changes, || {
                 let bodies = bodies.iter().filter_map(|(_, b, _)| b.target);

@@ -9,6 +9,7 @@ use crate::pool::PoolGone;
 use crate::range::{self, RangeRequest};
 use crate::reply::{begin, error, FileStream, Reply, ReplyCtx, SharedBody};
 use crate::state::{BodyKey, CachedBody, NodeState, PathEntry};
+use crate::stats::Reading;
 use crate::translate::{translate, FileMeta, Translation};
 use cache::ByteCache;
 use http1::{Method, RequestHead, Status};
@@ -172,6 +173,7 @@ async fn body_bytes(
         Some(d) => d,
         None => {
             let (m, direct_io) = (Arc::clone(meta), node.config.direct_io);
+            let _reading = Reading::start(&node.counters, len as u64);
             node.disk
                 .run(move || disk::read_miss(&m, direct_io, 0, len))
                 .await

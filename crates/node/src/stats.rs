@@ -21,8 +21,30 @@ pub struct Counters {
     /// Responses by status class: index 0 is 1xx … index 4 is 5xx.
     pub by_class: [Cell<u64>; 5],
     pub header_timeouts: Cell<u64>,
+    /// Bytes of misses being read from storage now ([`Reading`]).
+    pub miss_bytes_reading: Cell<u64>,
     /// Time from a request's head read to its response written.
     pub request_duration: RefCell<LatencyHistogram>,
+}
+
+/// A miss's read from storage while it lasts: its bytes count in
+/// [`Counters::miss_bytes_reading`] until it is dropped, on every exit path.
+pub struct Reading<'a> {
+    counters: &'a Counters,
+    bytes: u64,
+}
+
+impl<'a> Reading<'a> {
+    pub fn start(counters: &'a Counters, bytes: u64) -> Self {
+        Counters::add(&counters.miss_bytes_reading, bytes);
+        Reading { counters, bytes }
+    }
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        Counters::sub(&self.counters.miss_bytes_reading, self.bytes);
+    }
 }
 
 impl Counters {
@@ -236,6 +258,19 @@ impl NodeReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reading_counts_its_bytes_until_dropped() {
+        let c = Counters::default();
+        let big = Reading::start(&c, 48 << 20);
+        {
+            let _small = Reading::start(&c, 4096);
+            assert_eq!(c.miss_bytes_reading.get(), (48 << 20) + 4096);
+        }
+        assert_eq!(c.miss_bytes_reading.get(), 48 << 20);
+        drop(big);
+        assert_eq!(c.miss_bytes_reading.get(), 0);
+    }
 
     #[test]
     fn proc_parsing_works_here() {

@@ -63,12 +63,14 @@ fn load_report_and_metrics() {
         "hits",
         "misses",
         "requests",
+        "miss_bytes_reading",
     ] {
         assert!(v[field].is_number(), "{field} missing in {v}");
     }
     assert_eq!(v["cache_capacity_bytes"].as_u64(), Some(5 << 20));
     assert_eq!(v["in_flight"].as_u64(), Some(1), "the report request itself");
     assert_eq!(v["open_connections"].as_u64(), Some(1));
+    assert_eq!(v["miss_bytes_reading"].as_u64(), Some(0), "every miss read has ended");
     assert_eq!(v["requests"].as_u64(), Some(3));
     assert!(v["hits"].as_u64().unwrap() >= 1 && v["misses"].as_u64().unwrap() >= 1);
     assert!(v["cache_bytes"].as_u64().unwrap() >= SMALL.len() as u64);

@@ -51,6 +51,9 @@ pub struct NodeLoad {
     pub disk_pct: f64,
     /// Requests the node is answering by its own last report (for every router).
     pub reported_in_flight: u32,
+    /// Bytes of misses the node is reading in by its own last report: work that a new
+    /// miss on that node waits behind, however few requests it counts.
+    pub miss_bytes: u64,
 }
 
 /// The least share a warming node takes, so it always gets some targets to warm on.
@@ -293,6 +296,32 @@ impl LoadView {
         self.nodes[node.index()].reported_in_flight = u32::try_from(in_flight).unwrap_or(u32::MAX);
     }
 
+    /// Fold in the bytes of misses a node says it is reading in.
+    pub fn report_miss_bytes(&mut self, node: NodeId, bytes: u64) {
+        self.resize(node.index() + 1);
+        self.nodes[node.index()].miss_bytes = bytes;
+    }
+
+    /// `node` started reading in a miss of `bytes` (a view of the nodes themselves, as
+    /// the simulator keeps it: its figure is what the node would report).
+    pub fn miss_started(&mut self, node: NodeId, bytes: u64) {
+        self.resize(node.index() + 1);
+        let l = &mut self.nodes[node.index()];
+        l.miss_bytes = l.miss_bytes.saturating_add(bytes);
+    }
+
+    /// `node` finished reading in a miss of `bytes`.
+    pub fn miss_finished(&mut self, node: NodeId, bytes: u64) {
+        if let Some(l) = self.nodes.get_mut(node.index()) {
+            l.miss_bytes = l.miss_bytes.saturating_sub(bytes);
+        }
+    }
+
+    /// The bytes of misses `node` reports reading in (0 when it says nothing).
+    pub fn miss_bytes(&self, node: NodeId) -> u64 {
+        self.nodes.get(node.index()).map_or(0, |l| l.miss_bytes)
+    }
+
     /// Fold in what a node says it holds, or that it says nothing (`None`).
     pub fn set_holdings(&mut self, node: NodeId, holdings: Option<Arc<dyn Holdings>>) {
         self.resize(node.index() + 1);
@@ -442,5 +471,25 @@ mod tests {
         router.started(NodeId(1));
         assert_eq!(router.reported_load(NodeId(1)), 1.0);
         assert_eq!(router.load(NodeId(1)), 2.0);
+    }
+
+    #[test]
+    fn miss_bytes_are_reported_or_counted_and_travel_with_a_poll() {
+        let mut v = LoadView::new(2);
+        v.report_miss_bytes(NodeId(1), 5 << 20);
+        assert_eq!(v.miss_bytes(NodeId(1)), 5 << 20);
+        assert_eq!(v.miss_bytes(NodeId(0)), 0);
+        assert_eq!(v.miss_bytes(NodeId(9)), 0, "unknown ids read as idle");
+        assert_eq!(v.load(NodeId(1)), 0.0, "a router's own load leaves them out");
+        let mut nodes = LoadView::of_nodes(2);
+        nodes.miss_started(NodeId(0), 300);
+        nodes.miss_started(NodeId(0), 200);
+        nodes.miss_finished(NodeId(0), 300);
+        assert_eq!(nodes.miss_bytes(NodeId(0)), 200);
+        let mut router = LoadView::new(2);
+        router.poll(&nodes);
+        assert_eq!(router.miss_bytes(NodeId(0)), 200);
+        nodes.miss_finished(NodeId(0), 999);
+        assert_eq!(nodes.miss_bytes(NodeId(0)), 0, "never below zero");
     }
 }

@@ -424,10 +424,12 @@ impl<'w> Simulator<'w> {
                 }
                 Stage::Setup | Stage::Compute => {
                     f.stage = Stage::Disk;
+                    front_ends.miss_started(NodeId(f.node), cost.size);
                     let nd = &mut nodes[f.node as usize];
                     events.push(2 * f.node + 1, nd.disk.run(now, cost.disk), slot);
                 }
                 Stage::Disk => {
+                    front_ends.miss_finished(NodeId(f.node), cost.size);
                     let nd = &mut nodes[f.node as usize];
                     nd.cache.insert(f.target, (), cost.size);
                     nd.holdings_changed = true;

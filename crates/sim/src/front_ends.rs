@@ -11,6 +11,9 @@
 //! refresh in lockstep; a poll due is taken at the router's next pick, when the report is
 //! read in one copy of the nodes' counts (O(nodes) once per period, O(1) per request).
 //!
+//! Nodes also report the bytes of misses whose disk reads are queued or running, with
+//! their load.
+//!
 //! Nodes also report what they hold (a digest of their caches' targets, as larder's
 //! node does in its load report), every `report_delay` (200 ms when it is 0); a
 //! front-end sees a digest from its last poll.
@@ -137,6 +140,19 @@ impl FrontEnds {
             fe.view.finished(node);
         }
         fe.policy.done(node, target, Outcome::Ok, now);
+    }
+
+    /// `node` queued the disk read of a miss of `bytes`: the nodes report the bytes of
+    /// misses they are reading in, as larder's nodes do.
+    #[inline]
+    pub(crate) fn miss_started(&mut self, node: NodeId, bytes: u64) {
+        self.nodes.miss_started(node, bytes);
+    }
+
+    /// `node` finished the disk read of a miss of `bytes`.
+    #[inline]
+    pub(crate) fn miss_finished(&mut self, node: NodeId, bytes: u64) {
+        self.nodes.miss_finished(node, bytes);
     }
 
     /// Every front-end hears a new membership at `now` (a node added, removed or back).

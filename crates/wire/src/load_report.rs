@@ -37,6 +37,11 @@ pub struct LoadReport {
     pub requests: u64,
     /// Jobs queued or running on helper threads.
     pub helper_queue: u64,
+    /// Bytes of misses being read from storage now (file bodies being read in or
+    /// streamed): a node stalled behind one long read answers few requests yet is busy,
+    /// and shared placement counts these bytes as load.
+    #[serde(default)]
+    pub miss_bytes_reading: u64,
     /// Disk utilisation in percent, as other servers may report it (larder's node does not).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk_pct: Option<f64>,

@@ -105,6 +105,7 @@ impl Placement {
                         self.nodes[id.index()] = NodeStatus::new(n);
                         self.view.report(id, 0.0, 0.0);
                         self.view.report_in_flight(id, 0);
+                        self.view.report_miss_bytes(id, 0);
                         self.view.set_holdings(id, None);
                         self.warmup.forget(id);
                         upstreams[id.index()] = Arc::new(Upstream::new(&n.address()));

@@ -188,6 +188,7 @@ impl Placement {
     ) -> Option<Flip> {
         self.view.report(node, report.cpu_pct, report.disk_pct);
         self.view.report_in_flight(node, report.figures.in_flight);
+        self.view.report_miss_bytes(node, report.figures.miss_bytes_reading);
         self.view.set_capacity(node, report.cache_capacity_bytes);
         self.view.set_cached(node, report.figures.cache_bytes, report.figures.cache_objects);
         if self.spec.placement.is_shared() {
