@@ -21,6 +21,16 @@ pub fn ideal_hit_ratio(
     if dataset <= capacity_bytes {
         return all_fit_hit_ratio(workload, warmup_requests);
     }
+    replayed_hit_ratio(workload, capacity_bytes, kind, warmup_requests)
+}
+
+/// The hit ratio of replaying `workload` through the cache itself.
+fn replayed_hit_ratio(
+    workload: &Workload,
+    capacity_bytes: u64,
+    kind: Kind,
+    warmup_requests: u64,
+) -> f64 {
     let mut cache = kind.build_with_hasher::<u32, (), _>(capacity_bytes, FxBuildHasher);
     let (mut hits, mut lookups) = (0u64, 0u64);
     for (i, r) in workload.requests.iter().enumerate() {
@@ -71,23 +81,6 @@ mod tests {
     use super::*;
     use trace::{TargetInfo, WorkRequest};
 
-    /// Replays through a real cache, for comparison with the shortcut.
-    fn replayed(w: &Workload, capacity: u64, kind: Kind, warmup: u64) -> f64 {
-        let mut cache = kind.build_with_hasher::<u32, (), _>(capacity, FxBuildHasher);
-        let (mut hits, mut lookups) = (0u64, 0u64);
-        for (i, r) in w.requests.iter().enumerate() {
-            let hit = cache.get(&r.target).is_some();
-            if !hit {
-                cache.insert(r.target, (), w.targets[r.target as usize].size);
-            }
-            if i as u64 >= warmup {
-                lookups += 1;
-                hits += u64::from(hit);
-            }
-        }
-        ratio(hits, lookups)
-    }
-
     #[test]
     fn a_cache_that_holds_everything_gives_the_replayed_ratio_exactly() {
         let sizes = [1000u64, 20_000, 300_000, 5_000, 70_000, 0, 123_456];
@@ -108,12 +101,12 @@ mod tests {
         let dataset: u64 = sizes.iter().sum();
         for kind in [Kind::Lru, Kind::Gds] {
             for (capacity, warmup) in [(dataset, 0), (dataset, 3), (dataset * 2, 2_500)] {
-                let replay = replayed(&w, capacity, kind, warmup);
+                let replay = replayed_hit_ratio(&w, capacity, kind, warmup);
                 let ideal = ideal_hit_ratio(&w, capacity, kind, warmup);
                 assert_eq!(ideal.to_bits(), replay.to_bits(), "{kind} {capacity} {warmup}");
             }
             // One byte short of the data set: the replay itself, evictions and all.
-            let short = replayed(&w, dataset - 1, kind, 0);
+            let short = replayed_hit_ratio(&w, dataset - 1, kind, 0);
             assert_eq!(ideal_hit_ratio(&w, dataset - 1, kind, 0), short);
             assert!(short < ideal_hit_ratio(&w, dataset, kind, 0));
         }
