@@ -9,6 +9,12 @@
 //! misses once the table outgrows the CPU's caches). The queue is rebuilt from the live
 //! entries when it grows past twice the table (and a few hundred), which costs a pass over
 //! the queue once per as many uses.
+//!
+//! Until the table first reaches its cap nothing is evicted, so no queue is kept: a use
+//! only stamps its entry. The first eviction builds the queue from the entries sorted by
+//! their last use, exactly the live uses the queue would hold by then (ticks are unique),
+//! so the victims are the same; a table that never fills (the default cap is a million
+//! targets) never pays for the queue or its rebuilds.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -25,8 +31,10 @@ struct Entry<V> {
 /// Target → `V` (a node, a server set, a subtree's record), at most `cap` entries.
 pub struct TargetTable<V> {
     entries: HashMap<TargetKey, Entry<V>, FxBuildHasher>,
-    /// Uses oldest first; one whose tick is not its entry's last use is stale.
+    /// Uses oldest first; one whose tick is not its entry's last use is stale. Kept only
+    /// once the table has been full (`queued`).
     uses: VecDeque<(TargetKey, u64)>,
+    queued: bool,
     tick: u64,
     cap: usize,
     evictions: u64,
@@ -41,6 +49,7 @@ impl<V: Send> TargetTable<V> {
         TargetTable {
             entries: HashMap::with_hasher(FxBuildHasher),
             uses: VecDeque::new(),
+            queued: false,
             tick: 0,
             cap,
             evictions: 0,
@@ -49,10 +58,12 @@ impl<V: Send> TargetTable<V> {
 
     /// Record a use of `key` now; the caller stamps the entry with the returned tick.
     fn used(&mut self, key: TargetKey) -> u64 {
-        self.make_room_for_a_use();
         let tick = self.tick;
         self.tick += 1;
-        self.uses.push_back((key, tick));
+        if self.queued {
+            self.make_room_for_a_use();
+            self.uses.push_back((key, tick));
+        }
         tick
     }
 
@@ -60,6 +71,15 @@ impl<V: Send> TargetTable<V> {
         if self.uses.len() >= 2 * self.entries.len() + SLACK {
             self.rebuild_uses();
         }
+    }
+
+    /// Start keeping the queue of uses: every entry's last use, oldest first.
+    fn queue_uses(&mut self) {
+        let mut uses: Vec<(TargetKey, u64)> =
+            self.entries.iter().map(|(&key, e)| (key, e.used)).collect();
+        uses.sort_unstable_by_key(|&(_, tick)| tick);
+        self.uses = uses.into();
+        self.queued = true;
     }
 
     /// The queue of uses again, holding only each entry's last use, oldest first: the
@@ -72,10 +92,14 @@ impl<V: Send> TargetTable<V> {
 
     /// The entry for `key`, made the most recently used.
     pub fn get_mut(&mut self, key: TargetKey) -> Option<&mut V> {
-        self.make_room_for_a_use();
+        if self.queued {
+            self.make_room_for_a_use();
+        }
         let entry = self.entries.get_mut(&key)?;
         entry.used = self.tick;
-        self.uses.push_back((key, self.tick));
+        if self.queued {
+            self.uses.push_back((key, self.tick));
+        }
         self.tick += 1;
         Some(&mut entry.value)
     }
@@ -91,6 +115,9 @@ impl<V: Send> TargetTable<V> {
             return;
         }
         if !self.entries.contains_key(&key) {
+            if self.entries.len() >= self.cap && !self.queued {
+                self.queue_uses();
+            }
             while self.entries.len() >= self.cap {
                 let Some((old, tick)) = self.uses.pop_front() else { break };
                 if self.entries.get(&old).is_some_and(|e| e.used == tick) {
