@@ -70,7 +70,7 @@ pub(crate) async fn serve(
     request: http::Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
 ) {
-    // Opened and cancelled before its task ran (Rapid Reset): nothing to do for it.
+    // Opened and cancelled before it was first driven (Rapid Reset): nothing to do.
     let cancelled = poll_fn(|cx| std::task::Poll::Ready(respond.poll_reset(cx).is_ready())).await;
     if cancelled {
         return;
