@@ -49,6 +49,11 @@ pub(crate) trait NodeIo:
         &'a mut self,
         first: &'a mut [u8; 1],
     ) -> (impl Future<Output = usize> + Send + 'a, impl AsyncWrite + Spliceable + Unpin + Send + 'a);
+
+    /// Completes when the node may have sent something (or closed), so that a request
+    /// waiting for its answer need not hold a read buffer meanwhile; at once when that
+    /// cannot be known without reading.
+    fn answered(&self) -> impl Future<Output = ()> + Send + '_;
 }
 
 /// A fresh TCP connection to `addr`, within `timeout`.
@@ -88,6 +93,11 @@ impl NodeIo for TcpStream {
             0
         };
         (watch, to_node)
+    }
+
+    async fn answered(&self) {
+        // An error shows again at the read that follows.
+        let _ = self.readable().await;
     }
 }
 
@@ -138,6 +148,9 @@ impl NodeIo for TlsStream<TcpStream> {
         let watch = async move { from_node.read(first).await.unwrap_or(0) };
         (watch, to_node)
     }
+
+    /// The session may hold decrypted bytes already: the read finds out.
+    async fn answered(&self) {}
 }
 
 /// A TLS session's bytes are not the socket's: its bodies keep the copy path.

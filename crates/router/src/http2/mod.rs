@@ -2,8 +2,9 @@
 //! defences against floods of resets, CONTINUATION frames and oversized header lists):
 //! a client connection chooses it by ALPN `h2` on the TLS listener, or by starting with
 //! the connection preface on the plain one (prior knowledge). Every stream is one request
-//! and runs in a task of its own (`stream`), so the streams of one connection go to
-//! different nodes at once, each over the nodes' HTTP/1.1 pools.
+//! (`stream`), driven beside the others inside the connection's task, so the streams of
+//! one connection go to different nodes at once, each over the nodes' HTTP/1.1 pools,
+//! without a task (its allocation, registration and scheduling) per stream.
 //!
 //! Its files: `config` (the `[http2]` section), `stream` (one request),
 //! `extended_connect` (a WebSocket over one stream, RFC 8441), `rewind` (the
@@ -28,8 +29,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::task::JoinSet;
 
 use crate::access_log::AccessLog;
 use crate::cluster::Cluster;
@@ -60,8 +61,8 @@ pub(crate) struct Shared {
 
 /// Serve one HTTP/2 client connection until it closes, breaks the protocol or a limit,
 /// idles, or the router drains (then `GOAWAY`: streams already open finish, no new one
-/// starts). The future returned ends once every stream's task has ended, so its requests
-/// are accounted.
+/// starts). The future returned ends once every stream has ended, so its requests are
+/// accounted.
 ///
 /// Not an `async fn`: an async function keeps its arguments for its whole life beside
 /// what they are moved into, and `io` (a TLS session over TLS) would then be held once
@@ -103,7 +104,7 @@ struct Limits {
     header: Duration,
     /// How long the connection may stay without streams before it is closed.
     idle: Duration,
-    /// Stream tasks running at most.
+    /// Streams running at most.
     max_streams: usize,
 }
 
@@ -137,20 +138,22 @@ async fn serve_streams<T>(
         counts,
         tunnels_drain: Drain::default(),
     });
-    let mut streams = JoinSet::new();
+    // Boxed: an empty set keeps a slot for one stream, which is then a pointer rather
+    // than a whole stream's future, in every idle connection.
+    let mut streams: FuturesUnordered<StreamFuture> = FuturesUnordered::new();
     let idle_timer = tokio::time::sleep(idle);
     tokio::pin!(idle_timer);
     let mut closing = false;
     loop {
-        // Streams whose tasks still run (a request at its node after the client reset
-        // it) are not taken up past the stream limit: the connection is still driven,
+        // Streams still running (a request at its node after the client reset it) are
+        // not taken up past the stream limit: the connection is still driven,
         // and what the client opens and cancels meanwhile counts against
         // `max_pending_reset_streams` (Rapid Reset).
         let accepting = streams.len() < max_streams;
         tokio::select! {
             next = poll_fn(|cx| next_stream(&mut connection, accepting, cx)) => match next {
                 Some(Ok((request, respond))) => {
-                    streams.spawn(stream::serve(shared.clone(), request, respond));
+                    streams.push(Box::pin(stream::serve(shared.clone(), request, respond)));
                 }
                 // Closed by the client, after GOAWAY, or for breaking the protocol or a
                 // limit (h2 has sent the GOAWAY saying why).
@@ -164,7 +167,7 @@ async fn serve_streams<T>(
                 }
                 None => break,
             },
-            Some(_) = streams.join_next() => {
+            Some(()) = streams.next(), if !streams.is_empty() => {
                 if streams.is_empty() {
                     idle_timer.as_mut().reset(tokio::time::Instant::now() + idle);
                 }
@@ -183,8 +186,11 @@ async fn serve_streams<T>(
     // Streams still running see the connection gone (their sends fail) and end, each
     // accounting its request.
     drop(connection);
-    while streams.join_next().await.is_some() {}
+    while streams.next().await.is_some() {}
 }
+
+/// One stream's future, as the connection drives it.
+type StreamFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Whether the router closed the connection for abuse: a flood of resets (h2's own
 /// `ENHANCE_YOUR_CALM`) or of control frames (the flood guard).

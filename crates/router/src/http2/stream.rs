@@ -35,6 +35,11 @@ use crate::upstream::Pooled;
 const HOP_BY_HOP: [&str; 6] =
     ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te"];
 
+/// Room made at once for the heads on their way to and from the node (`Stream::out`):
+/// a usual head fits, so that it is not grown to its size step by step. Under 1 KiB,
+/// which glibc serves from its small bins.
+const OUT_BYTES: usize = 768;
+
 /// A response relayed whole.
 struct Relayed {
     status: u16,
@@ -70,7 +75,7 @@ pub(crate) async fn serve(
     request: http::Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
 ) {
-    // Opened and cancelled before its task ran (Rapid Reset): nothing to do for it.
+    // Opened and cancelled before it was first driven (Rapid Reset): nothing to do.
     let cancelled = poll_fn(|cx| std::task::Poll::Ready(respond.poll_reset(cx).is_ready())).await;
     if cancelled {
         return;
@@ -97,7 +102,7 @@ pub(crate) async fn serve(
         respond,
         path: String::new(),
         upstream_buf,
-        out: Vec::new(),
+        out: Vec::with_capacity(OUT_BYTES),
     };
     stream.exchange().await;
 }
@@ -186,6 +191,10 @@ fn read_plain_request(
     let line = method.len() + 1 + target.len() + b" HTTP/1.1\r\n".len();
     let head_bytes = fields().fold(line + 2, |n, (name, value)| n + name.len() + value.len() + 4);
     let (limits, via) = (&settings.head_limits, &settings.config.via);
+    // A stream's request is new: room for its head as the node gets it (the fields, then
+    // `X-Forwarded-For` and `Via`), rather than growing to it step by step.
+    req.upstream_head.reserve(head_bytes + client.len() + via.len() + 64);
+    req.target.reserve(target.len());
     head::read_parsed_request(method, target, fields, head_bytes, client, limits, via, req)
 }
 
@@ -400,10 +409,18 @@ impl Stream {
                 return Err(AttemptError::before(Fault::Upstream));
             }
             let nothing_yet = self.upstream_buf.is_empty();
-            let respond = &mut self.respond;
+            let (respond, buf) = (&mut self.respond, &mut self.upstream_buf);
+            // The buffer is taken once the node answers, not for the whole wait: the
+            // streams waiting on their nodes at once can outnumber the pool's spares.
+            let read = async {
+                if nothing_yet {
+                    upstream.answered().await;
+                }
+                buf.fill(&mut upstream).await
+            };
             tokio::select! {
                 biased;
-                read = self.upstream_buf.fill(&mut upstream) => match read {
+                read = read => match read {
                     Ok(n) if n > 0 => {}
                     _ => {
                         let stale = stale_if_silent && nothing_yet;
@@ -525,7 +542,8 @@ impl Stream {
 }
 
 /// The response head rewritten for an HTTP/1.1 client (`head::parse_response`'s), as
-/// HTTP/2: the status and every field but the connection-specific ones.
+/// HTTP/2: the status and every field but the connection-specific ones. The field values
+/// share one copy of the head, rather than one allocation each.
 fn client_head(head: &[u8], max_headers: usize) -> Option<http::Response<()>> {
     // The rewrite adds a few fields of its own to the node's.
     let mut slots = http1::HeaderSlots::new();
@@ -533,15 +551,28 @@ fn client_head(head: &[u8], max_headers: usize) -> Option<http::Response<()>> {
     let parsed = http1::parse_response_head(head, &mut slots, &limits).ok()??;
     let mut response = http::Response::new(());
     *response.status_mut() = http::StatusCode::from_u16(parsed.status).ok()?;
+    let shared = Bytes::copy_from_slice(head);
     let headers = response.headers_mut();
     headers.reserve(parsed.fields().size_hint().0);
     for (name, value) in parsed.fields() {
         if !HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h)) {
             let name = http::HeaderName::from_bytes(name.as_bytes()).ok()?;
-            headers.append(name, http::HeaderValue::from_bytes(value).ok()?);
+            let value =
+                http::HeaderValue::from_maybe_shared(shared_slice(&shared, head, value)).ok()?;
+            headers.append(name, value);
         }
     }
     Some(response)
+}
+
+/// `part` of `whole` as the same bytes of `shared` (a copy of `whole`), or a copy of its
+/// own if it lies outside `whole`.
+fn shared_slice(shared: &Bytes, whole: &[u8], part: &[u8]) -> Bytes {
+    let start = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    match start.checked_add(part.len()) {
+        Some(end) if start <= whole.len() && end <= whole.len() => shared.slice(start..end),
+        _ => Bytes::copy_from_slice(part),
+    }
 }
 
 /// Send the client's body to the node as it arrives (chunked when it came without a

@@ -3,7 +3,7 @@
 //! h2 writes a DATA frame of more than a few hundred bytes apart from the frames before
 //! it and flushes each time, so every small response would be a write of its own: a TLS
 //! record, a system call, and a read and a decryption on the client's side. Here the
-//! frames of one turn (every stream task that ran before the connection's task) are
+//! frames of one turn (every stream the connection's task drove in it) are
 //! gathered, up to `http2.write_batch_bytes`, and go out together at the connection's
 //! next turn: a flush in the turn that wrote them wakes the task again and returns, the
 //! first flush of a later turn writes them. The gathered bytes are given up once written,
@@ -177,7 +177,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for WriteBatch<S> {
             match self.put_off_in {
                 Some(turn) if turn != now => ready!(self.write_out(cx))?,
                 _ => {
-                    // More may come from stream tasks that run before the next turn.
+                    // More may come from streams that run later in this turn.
                     self.put_off_in = Some(now);
                     cx.waker().wake_by_ref();
                     return Poll::Ready(Ok(()));

@@ -193,6 +193,33 @@ impl DeframerVecBuffer {
     }
 }
 
+/// One spare read buffer per thread: a connection with nothing to read gives its buffer
+/// back, and the next read on the same thread (that connection's or another's) takes it
+/// again instead of allocating and zero-filling a new one.
+#[cfg(feature = "std")]
+mod spare {
+    use alloc::vec::Vec;
+    use core::cell::Cell;
+
+    std::thread_local! {
+        static SPARE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    }
+
+    /// The thread's spare (its bytes are stale, never read before they are written), or
+    /// an empty buffer.
+    pub(super) fn take() -> Vec<u8> {
+        SPARE.try_with(Cell::take).unwrap_or_default()
+    }
+
+    /// Keep `buf` as the thread's spare, unless the spare already there is larger.
+    pub(super) fn give(buf: Vec<u8>) {
+        let _ = SPARE.try_with(|spare| {
+            let old = spare.take();
+            spare.set(if old.capacity() >= buf.capacity() { old } else { buf });
+        });
+    }
+}
+
 #[cfg(feature = "std")]
 impl DeframerVecBuffer {
     /// Read some bytes from `rd`, and add them to the buffer.
@@ -212,7 +239,7 @@ impl DeframerVecBuffer {
                 // buffer, so that an idle connection holds none; the next read makes it
                 // again.
                 if self.used == 0 {
-                    self.buf = Vec::new();
+                    spare::give(mem::take(&mut self.buf));
                 }
                 return Err(err);
             }
@@ -252,6 +279,9 @@ impl DeframerVecBuffer {
         // Also, reduce the buffer size if there are neither full nor partial messages in it,
         // which usually means that the other side suspended sending data.
         let need_capacity = Ord::min(allow_max, self.used + READ_SIZE);
+        if self.buf.capacity() == 0 {
+            self.buf = spare::take();
+        }
         if need_capacity > self.buf.len() {
             self.buf.resize(need_capacity, 0);
         } else if self.used == 0 || self.buf.len() > allow_max {
