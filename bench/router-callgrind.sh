@@ -2,7 +2,7 @@
 # Instructions per request in larder route, counted by callgrind: a figure that does not
 # depend on what else the machine is doing, so two builds can be compared exactly.
 #
-# A larder node serves a file of SIZE_KB (1) KB; larder route (one thread, policy hash) runs under
+# A larder node serves a file of SIZE_KB (1) KB; larder route (one thread, policy POLICY) runs under
 # `valgrind --tool=callgrind` in front of it; wrk sends keep-alive requests for DURATION
 # seconds after a warm-up of WARMUP seconds; the router's instructions over exactly the
 # measured interval (callgrind's counters are zeroed after the warm-up and dumped after the
@@ -12,7 +12,7 @@
 #
 # Settings (environment): LARDER (release binary; built if unset), LARDER_BASELINE
 # (another larder binary, measured the same way right after, with the ratio printed),
-# DURATION seconds (10), WARMUP seconds (2), CONNECTIONS (10), KEEP (a directory to keep the callgrind outputs
+# POLICY (hash: the policy both builds route with), DURATION seconds (10), WARMUP seconds (2), CONNECTIONS (10), KEEP (a directory to keep the callgrind outputs
 # in, for callgrind_annotate), SIZE_KB (1), ROUTE_TUNING and BASELINE_TUNING (keys of the
 # router config's [tuning] table for LARDER and for LARDER_BASELINE, e.g.
 # "splice_min_bytes = 0", several separated by ";": the same binary twice then compares
@@ -26,6 +26,7 @@ DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-2}
 CONNECTIONS=${CONNECTIONS:-10}
 SIZE_KB=${SIZE_KB:-1}
+POLICY=${POLICY:-hash}
 ROUTE_ARGS=${ROUTE_ARGS:-}
 BASELINE_ARGS=${BASELINE_ARGS:-}
 ROUTE_TUNING=${ROUTE_TUNING:-}
@@ -57,7 +58,7 @@ instructions_per_request() {
     local port out requests pid total
     port=$(free_port)
     valgrind --tool=callgrind --callgrind-out-file="$WORK/$2.out" \
-        "$1" route --listen "127.0.0.1:$port" --node "127.0.0.1:$NPORT" --policy hash \
+        "$1" route --listen "127.0.0.1:$port" --node "127.0.0.1:$NPORT" --policy "$POLICY" \
         --threads 1 --admin "" $3 2>"$WORK/$2.log" &
     pid=$!
     PIDS+=("$pid")
