@@ -326,6 +326,15 @@ fn announce(status: &NodeStatus, flip: Flip) {
     }
 }
 
+/// A random id: the standard library's per-process random hash keys (a fresh pair for
+/// every call), over the process id. Two routers, in one process or two, differ.
+fn fresh_poller_id() -> wire::PollerId {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    wire::PollerId(h.finish())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use std::net::SocketAddr;
@@ -387,13 +396,4 @@ pub(crate) mod tests {
         c.report_load(NodeId(1), report, now);
         assert!(c.placement().nodes[1].health.is_up(), "listening again: back at once");
     }
-}
-
-/// A random id: the standard library's per-process random hash keys (a fresh pair for
-/// every call), over the process id. Two routers, in one process or two, differ.
-fn fresh_poller_id() -> wire::PollerId {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    wire::PollerId(h.finish())
 }
