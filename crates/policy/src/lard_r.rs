@@ -212,11 +212,13 @@ impl Policy for LardR {
             // dropped), which joins whenever it is less loaded, as serving there costs no
             // miss; else the least loaded candidate, by LARD/R's overload rule. So replicas
             // add up across routers: what one router replicated, every router that finds
-            // the target's node busy uses. Per router: the least loaded node.
+            // the target's node busy uses. Per router (and for a router alone): the least
+            // loaded node, by LARD/R's overload rule whatever it holds, as in the paper.
+            let shared = self.roster.mode().is_shared();
             let members = &set.servers;
             let spill = self.roster.spill(target.key, view, self.t_high, |n| members.contains(n));
             if let Some((add, add_load)) = spill {
-                let held = view.holds(add, target.key) == Some(true);
+                let held = shared && view.holds(add, target.key) == Some(true);
                 let worth = match held {
                     true => add_load < load,
                     false => overloaded(load, add_load, self.t_low, self.t_high),

@@ -4,10 +4,11 @@
 
 use policy::home::CANDIDATES;
 use policy::{
-    build, LoadView, MapperConfig, NodeId, NodeState, PlacementMode, Policy, PolicyKind,
+    build, Holdings, LoadView, MapperConfig, NodeId, NodeState, PlacementMode, Policy, PolicyKind,
     PolicySpec, Target, TargetMapper, SECOND,
 };
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 const KINDS: [PolicyKind; 3] = [PolicyKind::Lard, PolicyKind::LardR, PolicyKind::Hacc];
 const REQUESTS: u64 = 20_000;
@@ -71,42 +72,69 @@ impl Workload {
     }
 }
 
-/// A view of `nodes` equal nodes that all report being polled by `routers` routers.
+/// What a node says it holds: every target whose key leaves `rest` modulo 3.
+#[derive(Debug)]
+struct Thirds(u64);
+
+impl Holdings for Thirds {
+    fn holds(&self, key: policy::TargetKey) -> bool {
+        key.0 % 3 == self.0
+    }
+}
+
+/// A view of `nodes` equal nodes that all report being polled by `routers` routers, and
+/// what they hold (a third of all targets each, so the shared rule's holders would count).
 fn view(nodes: usize, routers: u32) -> LoadView {
     let mut v = LoadView::new(nodes);
     for i in 0..nodes {
         let node = NodeId(i as u32);
         v.set_capacity(node, 64 << 20);
         v.report_routers(node, routers);
+        v.set_holdings(node, Some(Arc::new(Thirds(i as u64 % 3))));
     }
     v
 }
 
-/// Run the workload through `a` and `b` on one view (each request started on `a`'s node,
-/// the oldest finished when the wave falls, reports of requests in flight and bytes of
-/// misses folded in every 50 requests, as a poll would); the number of requests on which
-/// they picked different nodes.
-fn differences(a: &mut dyn Policy, b: &mut dyn Policy, mut v: LoadView, seed: u64) -> u64 {
+/// Run the workload through `a` and `b` (each request started on `a`'s node, the oldest
+/// finished when the wave falls, reports of requests in flight and bytes of misses
+/// folded in every 50 requests, as a poll would); the number of requests on which they
+/// picked different nodes. `b` reads the same view without the nodes' holdings, as the
+/// papers' single front-end knew nothing of them.
+fn differences(a: &mut dyn Policy, b: &mut dyn Policy, v: LoadView, seed: u64) -> u64 {
+    let mut views = [v.clone(), v];
+    for i in 0..views[1].len() {
+        views[1].set_holdings(NodeId(i as u32), None);
+    }
     let mut w = Workload::new(seed);
     let mut flight: VecDeque<NodeId> = VecDeque::new();
     let mut differ = 0;
     for i in 0..REQUESTS {
         let now = i * SECOND / 1_000;
         if i % 50 == 0 {
-            for n in 0..v.len() {
-                let node = NodeId(n as u32);
-                v.report_in_flight(node, u64::from(v.in_flight(node)) / 2);
-                v.report_miss_bytes(node, (w.rng.next() % 8) << 20);
+            let in_flight: Vec<u64> = (0..views[0].len())
+                .map(|n| u64::from(views[0].in_flight(NodeId(n as u32))))
+                .collect();
+            let miss_bytes: Vec<u64> = in_flight.iter().map(|_| (w.rng.next() % 8) << 20).collect();
+            for v in &mut views {
+                for (n, (&count, &bytes)) in in_flight.iter().zip(&miss_bytes).enumerate() {
+                    v.report_in_flight(NodeId(n as u32), count / 2);
+                    v.report_miss_bytes(NodeId(n as u32), bytes);
+                }
             }
         }
         let target = w.target(i);
-        let (x, y) = (a.pick(&target, &v, now), b.pick(&target, &v, now));
+        let (x, y) = (a.pick(&target, &views[0], now), b.pick(&target, &views[1], now));
         differ += u64::from(x != y);
         let node = x.unwrap();
-        v.started(node);
         flight.push_back(node);
+        for v in &mut views {
+            v.started(node);
+        }
         while flight.len() > w.concurrency(i) {
-            v.finished(flight.pop_front().unwrap());
+            let done = flight.pop_front().unwrap();
+            for v in &mut views {
+                v.finished(done);
+            }
         }
     }
     differ
