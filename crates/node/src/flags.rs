@@ -123,7 +123,8 @@ pub struct Flags {
     pub no_load_report: bool,
     /// Milliseconds a router that polled the load report still counts in its `routers`
     /// figure (routers name themselves on each poll; one that stopped is forgotten after
-    /// this). A few of the routers' poll periods (200 ms by default). Default is 10000.
+    /// this). Keep it well above the routers' poll period (200 ms unless set): a router
+    /// alone places as LARD does, several share one placement. Default is 10000.
     #[arg(long, default_value_t = 10_000)]
     pub routers_window_ms: u64,
     /// Most router ids the load report's `routers` count keeps (the oldest go first).
