@@ -70,11 +70,6 @@ impl Roster {
         self.mode
     }
 
-    /// The placement configured, whatever the current pick follows.
-    pub fn configured(&self) -> PlacementMode {
-        self.configured
-    }
-
     /// Whether a router that places shared with `view` is alone in front of few enough
     /// nodes that LARD's own rule is the shared rule's ideal: the nodes report exactly one
     /// router, every eligible node is a candidate of every target, and they all weigh the
