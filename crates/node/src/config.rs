@@ -52,6 +52,11 @@ pub struct Config {
     pub backlog: i32,
     /// Path of the JSON load report; `None` turns it off.
     pub load_path: Option<String>,
+    /// How long a router that polled the load report (naming itself, [`wire::PollerId`])
+    /// still counts in the report's `routers`: a few of the routers' poll periods.
+    pub routers_window: Duration,
+    /// Most router ids kept for that count (older ones go first).
+    pub max_routers: usize,
     /// Path of the Prometheus metrics; `None` turns it off.
     pub metrics_path: Option<String>,
     /// The synthetic dynamic route; `None` turns it off.
@@ -88,6 +93,8 @@ impl Config {
             shutdown_grace: Duration::from_secs(30),
             backlog: 4096,
             load_path: Some(wire::LOAD_REPORT_PATH.into()),
+            routers_window: Duration::from_secs(10),
+            max_routers: 1024,
             metrics_path: Some("/.larder/metrics".into()),
             dynamic: Some(DynamicConfig::default()),
             access_log: None,
@@ -104,6 +111,8 @@ impl Config {
             ("max_header_bytes", self.limits.max_header_bytes as u64),
             ("max_headers", self.limits.max_headers as u64),
             ("max_uri_len", self.limits.max_uri_len as u64),
+            ("max_routers", self.max_routers as u64),
+            ("routers_window", self.routers_window.as_millis() as u64),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(ConfigError::Zero(name));

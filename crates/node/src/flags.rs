@@ -121,6 +121,16 @@ pub struct Flags {
     /// Turn the load report off.
     #[arg(long)]
     pub no_load_report: bool,
+    /// Milliseconds a router that polled the load report still counts in its `routers`
+    /// figure (routers name themselves on each poll; one that stopped is forgotten after
+    /// this). Keep it well above the routers' poll period (200 ms unless set): a router
+    /// alone places as LARD does, several share one placement. Default is 10000.
+    #[arg(long, default_value_t = 10_000)]
+    pub routers_window_ms: u64,
+    /// Most router ids the load report's `routers` count keeps (the oldest go first).
+    /// Default is 1024.
+    #[arg(long, default_value_t = 1024)]
+    pub max_routers: usize,
     /// Path of the Prometheus metrics.
     #[arg(long, default_value = "/.larder/metrics")]
     pub metrics_path: String,
@@ -209,6 +219,8 @@ impl Flags {
         cfg.shutdown_grace = Duration::from_millis(self.shutdown_grace_ms);
         cfg.backlog = self.backlog;
         cfg.load_path = (!self.no_load_report).then_some(self.load_path);
+        cfg.routers_window = Duration::from_millis(self.routers_window_ms);
+        cfg.max_routers = self.max_routers;
         cfg.metrics_path = (!self.no_metrics).then_some(self.metrics_path);
         cfg.access_log = self.access_log;
         cfg.handoff = self.handoff_socket.map(|socket| {

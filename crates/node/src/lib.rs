@@ -26,7 +26,8 @@
 //! - [`conditional`], [`range`], [`content_type`]: HTTP semantics of static files.
 //! - [`dynamic`]: the Domino-like synthetic dynamic content (pure functions).
 //! - [`stats`]: counters, CPU/disk sampling from /proc (and the gap between samples), the
-//!   JSON load report (`wire::LoadReport`) and the Prometheus rendering.
+//!   JSON load report (`wire::LoadReport`) and the Prometheus rendering; [`pollers`]: the
+//!   routers that polled the load report lately, by the ids they name.
 //! - [`access_log`]: Combined Log Format entries (`wire::clf`), buffered and written by its
 //!   own thread.
 //! - [`origin`]: the node as a cache in front of origin servers (`--origin`): the pooled
@@ -68,6 +69,7 @@ pub mod origin;
 #[cfg(feature = "clap")]
 pub mod origin_flags;
 pub mod path;
+pub mod pollers;
 pub mod pool;
 pub mod range;
 mod reply;

@@ -47,7 +47,11 @@ pub async fn respond(
     }
     let path = head.path();
     if node.config.load_path.as_deref() == Some(path) {
-        node.load.borrow_mut().sample(std::time::Instant::now(), SAMPLE_GAP);
+        let now = std::time::Instant::now();
+        if let Some(id) = head.header(wire::POLLER_HEADER).and_then(wire::PollerId::parse) {
+            node.pollers.borrow_mut().polled(id, now);
+        }
+        node.load.borrow_mut().sample(now, SAMPLE_GAP);
         let json = node.report().to_json();
         let no_store: &[(&str, &[u8])] = &[("Cache-Control", b"no-store")];
         return simple(node, out, Status::OK, &ctx, "application/json", json.as_bytes(), no_store);

@@ -9,6 +9,7 @@ use crate::error::NodeError;
 use crate::forwarder::Forwarder;
 use crate::holdings::Holdings;
 use crate::origin::OriginState;
+use crate::pollers::Pollers;
 use crate::pool::{HelperPool, PoolGone};
 use crate::single_flight::SingleFlight;
 use crate::stats::{Counters, LoadSampler, NodeReport};
@@ -67,6 +68,8 @@ pub struct NodeState {
     pub shutting_down: watch::Receiver<bool>,
     /// What the content cache holds, summarised for the load report.
     pub holdings: RefCell<Holdings>,
+    /// The routers that polled the load report lately.
+    pub pollers: RefCell<Pollers>,
     /// When the node started (its uptime is in the load report).
     pub started: Instant,
     /// Pools to the other nodes later requests on adopted connections are forwarded to.
@@ -100,6 +103,7 @@ impl NodeState {
             }
             None => None,
         };
+        let pollers = RefCell::new(Pollers::new(config.routers_window, config.max_routers));
         Ok(NodeState {
             translate,
             disk: HelperPool::new("larder-disk", config.disk_threads)?,
@@ -121,6 +125,7 @@ impl NodeState {
             shutting_down,
             config,
             holdings: RefCell::new(Holdings::new(SystemTime::now())),
+            pollers,
         })
     }
 
@@ -184,6 +189,7 @@ impl NodeState {
             handoff_socket: self.config.handoff.as_ref().map(|h| h.socket.display().to_string()),
             forwarded: self.forwarder.forwarded.get(),
             forward_failures: self.forwarder.failures.get(),
+            routers: self.pollers.borrow_mut().count(Instant::now()),
         };
         NodeReport {
             load,

@@ -30,7 +30,9 @@
 //! router would put it ([`crate::home`]: a candidate by name that holds it, else the least
 //! loaded of its candidates by the nodes' reports) and a moved subtree goes to its first
 //! candidate with room, so routers that see alike traffic decide alike.
-//! [`crate::PlacementMode::PerRouter`] takes HACC's least loaded node for both.
+//! [`crate::PlacementMode::PerRouter`] takes HACC's least loaded node for both, and so does
+//! shared placement while its router is alone in front of at most
+//! [`crate::home::CANDIDATES`] nodes ([`crate::roster`]).
 //!
 //! A request costs one table lookup per level of its path (at most [`crate::TREE_LEVELS`]).
 //! The table keeps at most `spec.table_cap` subtrees and evicts the least recently

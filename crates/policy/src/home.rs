@@ -130,6 +130,8 @@ pub struct Homes {
     /// Each member's weight as the ring was built (by node id), and their sum.
     weights: Vec<f64>,
     total: f64,
+    /// Whether every member weighs the same (configured weight × capacity × warmth).
+    even: bool,
 }
 
 /// A target's candidates, best first, without allocating.
@@ -202,6 +204,9 @@ impl Homes {
         let len = self.members.last().map_or(0, |m| m.id.index() + 1);
         self.weights = vec![0.0; len];
         self.total = 0.0;
+        let mut each = weighed.iter().map(|(_, weight, warmth)| weight * warmth);
+        let first = each.next();
+        self.even = each.all(|w| Some(w) == first);
         for (m, weight, warmth) in &weighed {
             self.weights[m.id.index()] = weight * warmth;
             self.total += weight * warmth;
@@ -218,6 +223,13 @@ impl Homes {
         } else {
             0.0
         }
+    }
+
+    /// Whether every member weighs the same as of the last [`Homes::sync`] (configured
+    /// weight × reported capacity × warmth; capacities left out when they are ignored):
+    /// then the fair share of every node is the same, as LARD assumes. O(1).
+    pub fn even(&self) -> bool {
+        self.even
     }
 
     /// `load` on `node` for each unit of its weight, in requests of a node of average

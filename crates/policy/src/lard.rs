@@ -15,7 +15,9 @@
 //! default) it is the least loaded of the target's d candidates on a ring of node names,
 //! unless one of them reports holding it ([`crate::home`]), for a new target and for an
 //! overloaded one alike, so many routers keep one placement;
-//! [`crate::PlacementMode::PerRouter`] keeps the paper's rule, for comparison.
+//! [`crate::PlacementMode::PerRouter`] keeps the paper's rule, for comparison. A router
+//! alone in front of at most [`crate::home::CANDIDATES`] nodes follows the paper's rule
+//! with shared placement too: there is no one to agree with ([`crate::roster`]).
 //!
 //! A known target below T_high costs one table lookup; new targets and targets on a node
 //! above T_high cost O(d) when placement is shared, an O(n) scan per router.

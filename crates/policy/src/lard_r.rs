@@ -19,7 +19,8 @@
 //! With [`crate::PlacementMode::Shared`] (the default) the first node of a set and each node
 //! added come from the target's candidates by name ([`crate::home`]), a node
 //! that reports holding a copy first, so every router grows the same set;
-//! [`crate::PlacementMode::PerRouter`] keeps the paper's "least loaded node", for comparison.
+//! [`crate::PlacementMode::PerRouter`] keeps the paper's "least loaded node", for comparison,
+//! and shared placement follows it while its router is alone ([`crate::roster`]).
 //!
 //! The member removed is never the one the request is sent to. Nodes that go down or
 //! leave are taken out of every set at once (a set left empty is dropped).
@@ -31,6 +32,8 @@
 //! chooses among them, and adds the next candidate when even the least loaded of them is
 //! overloaded. Every router seeing the same crowd therefore serves it from the same nodes.
 //! When the heat is gone the set goes back to its first member and LARD/R's rule above.
+//! A router alone in front of a few nodes ([`crate::roster`]) has no one to agree with
+//! and follows LARD/R's rule for hot targets too.
 //!
 //! **On a peer** (a distributor in a node: [`LoadView::local`]) a request served by a
 //! node other than the peer's own crosses two nodes' links, the owner's and this peer's.
@@ -78,7 +81,9 @@ pub struct LardR {
 
 impl LardR {
     pub fn from_spec(spec: &PolicySpec) -> Self {
-        // Heat replicas need an order of candidates every router shares.
+        // Heat replicas need an order of candidates every router shares; a shared
+        // placement keeps its meter running while its router is alone (and LARD/R's own
+        // rule decides, [`Roster::mode`]), so a crowd is known when a second router comes.
         let heat = match spec.placement.is_shared() {
             true => spec.heat,
             false => HeatConfig { share: 0.0, ..spec.heat },
@@ -174,7 +179,7 @@ impl Policy for LardR {
                 return Some(local);
             }
         }
-        if set.heat.is_hot() {
+        if set.heat.is_hot() && self.roster.mode().is_shared() {
             return self.pick_hot(target.key, view, now);
         }
         if set.hot_set > 0 {
@@ -207,11 +212,13 @@ impl Policy for LardR {
             // dropped), which joins whenever it is less loaded, as serving there costs no
             // miss; else the least loaded candidate, by LARD/R's overload rule. So replicas
             // add up across routers: what one router replicated, every router that finds
-            // the target's node busy uses. Per router: the least loaded node.
+            // the target's node busy uses. Per router (and for a router alone): the least
+            // loaded node, by LARD/R's overload rule whatever it holds, as in the paper.
+            let shared = self.roster.mode().is_shared();
             let members = &set.servers;
             let spill = self.roster.spill(target.key, view, self.t_high, |n| members.contains(n));
             if let Some((add, add_load)) = spill {
-                let held = view.holds(add, target.key) == Some(true);
+                let held = shared && view.holds(add, target.key) == Some(true);
                 let worth = match held {
                     true => add_load < load,
                     false => overloaded(load, add_load, self.t_low, self.t_high),

@@ -90,6 +90,11 @@ pub struct LoadView {
     /// The nodes whose [`LoadView::load`] changed lately, so an index of loads kept beside
     /// the view ([`crate::least_index`]) follows them without reading every node.
     changes: LoadChanges,
+    /// How many routers each node says poll it (0: it does not say, as nginx does not).
+    routers: Vec<u32>,
+    /// The largest of `routers`: how many routers place targets on these nodes, as far as
+    /// any node knows ([`LoadView::routers`]).
+    most_routers: u32,
 }
 
 /// How many recent changes the view remembers; an index further behind rebuilds.
@@ -158,6 +163,8 @@ impl LoadView {
             shares_epoch: 0,
             counts_reported: false,
             changes: LoadChanges::default(),
+            routers: vec![0; n],
+            most_routers: 0,
         }
     }
 
@@ -200,6 +207,7 @@ impl LoadView {
             self.capacity.resize(n, 0);
             self.cached.resize(n, (0, 0));
             self.warmth.resize(n, 1.0);
+            self.routers.resize(n, 0);
         }
     }
 
@@ -404,6 +412,27 @@ impl LoadView {
         self.warmth.get(node.index()).copied().unwrap_or(1.0)
     }
 
+    /// Fold in how many routers `node` says polled it lately (0: it does not say). O(1)
+    /// unless the node that reported the most now reports fewer (then O(nodes)).
+    pub fn report_routers(&mut self, node: NodeId, routers: u32) {
+        self.resize(node.index() + 1);
+        let before = std::mem::replace(&mut self.routers[node.index()], routers);
+        if routers >= self.most_routers {
+            self.most_routers = routers;
+        } else if before == self.most_routers {
+            self.most_routers = self.routers.iter().copied().max().unwrap_or(0);
+        }
+    }
+
+    /// How many routers place targets on these nodes: the most any node reports being
+    /// polled by (each router polls every node it routes to, so a node polled by fewer
+    /// knows fewer, never more), 0 when no node says (nodes that do not report it, or no
+    /// report yet). Exactly 1 tells a router it is alone, so there is no one whose
+    /// placement it must agree with ([`crate::roster::Roster::sync`]).
+    pub fn routers(&self) -> u32 {
+        self.most_routers
+    }
+
     /// True when at least one node reports what it holds.
     pub fn any_holdings(&self) -> bool {
         self.holdings.iter().any(Option::is_some)
@@ -491,5 +520,26 @@ mod tests {
         assert_eq!(router.miss_bytes(NodeId(0)), 200);
         nodes.miss_finished(NodeId(0), 999);
         assert_eq!(nodes.miss_bytes(NodeId(0)), 0, "never below zero");
+    }
+
+    #[test]
+    fn routers_are_the_most_any_node_reports_and_travel_with_a_poll() {
+        let mut v = LoadView::of_nodes(3);
+        assert_eq!(v.routers(), 0, "nobody says");
+        v.report_routers(NodeId(0), 1);
+        v.report_routers(NodeId(1), 2);
+        assert_eq!(v.routers(), 2);
+        v.report_routers(NodeId(2), 1);
+        let mut router = LoadView::new(3);
+        router.poll(&v);
+        assert_eq!(router.routers(), 2);
+        v.report_routers(NodeId(1), 1);
+        assert_eq!(v.routers(), 1, "the node that said two now says one");
+        v.report_routers(NodeId(5), 0);
+        assert_eq!((v.routers(), v.len()), (1, 6));
+        for i in 0..6 {
+            v.report_routers(NodeId(i), 0);
+        }
+        assert_eq!(v.routers(), 0);
     }
 }

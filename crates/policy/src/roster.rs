@@ -9,8 +9,28 @@
 //! ([`Roster::place`]) and where an overloaded one spills ([`Roster::spill`]): alike on
 //! every router ([`PlacementMode::Shared`], by [`crate::home`]) or by this router's own
 //! view of the load ([`PlacementMode::PerRouter`]).
+//!
+//! **A router alone.** Shared placement exists so that many routers agree. When the nodes
+//! report that exactly one router polls them ([`LoadView::routers`]), there are no more
+//! eligible nodes than a target has candidates ([`CANDIDATES`]) and they all weigh the
+//! same (equal configured weights and reported caches, none warming up), there is no one
+//! to agree with and the power of d choices would sample the whole cluster anyway: the
+//! pick follows
+//! [`PlacementMode::PerRouter`], LARD's own rule on this router's exact counts, decision
+//! for decision ([`Roster::mode`], set by [`Roster::sync`] at the start of every pick).
+//! Shared rules driven by reports and ring order are not LARD's rule even then (they read
+//! reports, break ties by ring order, count bytes of misses), and on heavy-tailed logs any
+//! rule that is not LARD's own moves a single point by several percent either way. Above
+//! [`CANDIDATES`] nodes nothing changes: the per-router rule scans every node (O(nodes))
+//! and must not run at scale. Nodes of unequal weight keep the shared rule, which gives
+//! each new targets in proportion to its cache where LARD spreads them evenly. This holds
+//! for [`PlacementMode::SharedEqual`] too, whose weights leave capacities out. With 0
+//! routers reported (nodes that do not say, or no report
+//! yet) or 2 and more, shared placement stays. A second router appearing reshuffles
+//! nothing: what this router placed alone stays where it is, and the shared rule's
+//! holders-first step finds those copies for new choices.
 
-use crate::home::{Candidates, Capacity, Homes};
+use crate::home::{Candidates, Capacity, Homes, CANDIDATES};
 use crate::{LoadView, NodeId, NodeState, PlacementMode, TargetKey};
 
 /// The eligible nodes.
@@ -23,6 +43,10 @@ pub struct Roster {
     /// Where the next least-loaded scan starts, so ties rotate over the nodes instead of
     /// piling every new target of a cold cluster onto the first node.
     cursor: usize,
+    /// The placement configured.
+    configured: PlacementMode,
+    /// The placement this pick follows ([`Roster::sync`]): `configured`, or
+    /// [`PlacementMode::PerRouter`] for a shared placement whose router is alone.
     mode: PlacementMode,
     /// The shared first choices (kept when placement is shared only).
     homes: Homes,
@@ -36,11 +60,22 @@ impl Roster {
             PlacementMode::SharedEqual => Capacity::Ignored,
             PlacementMode::Shared | PlacementMode::PerRouter => Capacity::Weighed,
         };
-        Roster { mode, homes: Homes::new(capacity), ..Roster::default() }
+        Roster { configured: mode, mode, homes: Homes::new(capacity), ..Roster::default() }
     }
 
+    /// The placement the current pick follows: the configured one, but
+    /// [`PlacementMode::PerRouter`] for a shared one while this router is alone in front of
+    /// at most [`CANDIDATES`] nodes (see the module's doc).
     pub fn mode(&self) -> PlacementMode {
         self.mode
+    }
+
+    /// Whether a router that places shared with `view` is alone in front of few enough
+    /// nodes that LARD's own rule is the shared rule's ideal: the nodes report exactly one
+    /// router, every eligible node is a candidate of every target, and they all weigh the
+    /// same (LARD knows no weights). O(1), after the candidates' sync.
+    fn alone(&self, view: &LoadView) -> bool {
+        view.routers() == 1 && self.eligible.len() <= CANDIDATES && self.homes.even()
     }
 
     /// Where a target this policy has not placed goes: in [`PlacementMode::Shared`] its
@@ -89,11 +124,17 @@ impl Roster {
         self.mode.is_shared().then(|| self.homes.candidates(key))
     }
 
-    /// Bring the shared candidates up to date with the capacities and warmths `view`
-    /// reports (O(1) unless they changed): the first step of every pick.
+    /// Settle the rule this pick follows ([`Roster::mode`]) and bring the shared
+    /// candidates up to date with the capacities and warmths `view` reports (O(1) unless
+    /// they changed): the first step of every pick. The candidates are kept while a
+    /// router is alone, so they are ready the moment a second router appears.
     pub fn sync(&mut self, view: &LoadView) {
-        if self.mode.is_shared() {
+        if self.configured.is_shared() {
             self.homes.sync(view);
+            self.mode = match self.alone(view) {
+                true => PlacementMode::PerRouter,
+                false => self.configured,
+            };
         }
     }
 
@@ -143,7 +184,7 @@ impl Roster {
             live[n.id.index()] = true;
         }
         let lost = self.live.iter().zip(&live).any(|(was, is)| *was && !*is);
-        if self.mode.is_shared() && self.homes.rebuild(nodes) {
+        if self.configured.is_shared() && self.homes.rebuild(nodes) {
             self.generation += 1;
         }
         self.live = live;

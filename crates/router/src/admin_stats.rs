@@ -147,6 +147,7 @@ fn placement(p: &Placement, now: Instant) -> PlacementStats {
         nodes_reporting_holdings: reporting,
         recent_picks_of_reporting_nodes: picks,
         recent_picks_on_holders: share,
+        routers: p.view.routers(),
     }
 }
 

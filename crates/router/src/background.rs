@@ -78,9 +78,11 @@ async fn health_checks(cluster: Arc<Cluster>) {
 const STALE_REPORTS: u32 = 5;
 
 /// HACC's poll of each node's own load report: every node marked `load_report`, every
-/// `load.poll_ms`. Nodes that offer `/.larder/load` (larder's own node does; nginx does
-/// not) answer with their CPU and disk utilisation; the load view folds them, with the
-/// requests in flight the router counts itself, into the one load number a policy sees.
+/// `load.poll_ms`, each poll naming this router ([`Cluster::poller`]). Nodes that offer
+/// `/.larder/load` (larder's own node does; nginx does not) answer with their CPU and disk
+/// utilisation; the load view folds them, with the requests in flight the router counts
+/// itself, into the one load number a policy sees. Larder's nodes also say how many
+/// routers poll them: a router alone in front of a few equal nodes places as LARD does.
 async fn load_monitor(cluster: Arc<Cluster>) {
     let in_flight: Arc<std::sync::Mutex<HashSet<NodeId>>> = Arc::default();
     loop {
@@ -104,8 +106,10 @@ async fn load_monitor(cluster: Arc<Cluster>) {
             let timeout = load.timeout;
             let node_tls = settings.node_tls.clone();
             let in_flight = in_flight.clone();
+            let poller = cluster.poller();
             tokio::spawn(async move {
-                let got = probe::get(&upstream, node_tls.as_ref(), &path, timeout).await;
+                let got =
+                    probe::get_load(&upstream, node_tls.as_ref(), &path, poller, timeout).await;
                 in_flight.lock().recover().remove(&node);
                 if let Ok((200, body)) = got {
                     if let Some(report) = parse_report(&body, full) {

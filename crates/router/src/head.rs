@@ -191,7 +191,12 @@ fn is_forwarded(name: &str, connection_tokens: &Tokens<'_>) -> bool {
         10 => is("connection") || is("keep-alive"),
         13 => is("x-larder-node") || is(wire::PEER_HEADER),
         14 => is("content-length") || is(wire::SLICE_HEADER),
-        15 => is("x-forwarded-for") || is("x-larder-router") || is(wire::TARGET_HINT_HEADER),
+        15 => {
+            is("x-forwarded-for")
+                || is("x-larder-router")
+                || is(wire::TARGET_HINT_HEADER)
+                || is(wire::POLLER_HEADER)
+        }
         16 => is("proxy-connection"),
         17 => is("transfer-encoding"),
         18 => is("proxy-authenticate") || is(wire::PEER_FILL_HEADER),

@@ -42,6 +42,26 @@ pub(crate) async fn get(
     send(upstream, node_tls, &request, timeout).await
 }
 
+/// GET the load report at `path` from the node of `upstream`, naming this router by
+/// `poller` ([`wire::PollerId`]) so the node counts the routers that poll it.
+pub(crate) async fn get_load(
+    upstream: &Upstream,
+    node_tls: Option<&Arc<rustls::ClientConfig>>,
+    path: &str,
+    poller: wire::PollerId,
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), ProbeError> {
+    let request = |host: &str| {
+        let mut head = http1::get_request(host, path, Some("larder-route"), true);
+        // Before the blank line that ends the head.
+        head.truncate(head.len() - 2);
+        poller.write_field(&mut head);
+        head.extend_from_slice(b"\r\n");
+        head
+    };
+    send(upstream, node_tls, &request, timeout).await
+}
+
 /// Send the request `request` renders for the node's `Host` (it must close the
 /// connection) to the node of `upstream`; the status and body, all within `timeout`.
 pub(crate) async fn send(

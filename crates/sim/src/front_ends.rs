@@ -12,7 +12,9 @@
 //! read in one copy of the nodes' counts (O(nodes) once per period, O(1) per request).
 //!
 //! Nodes also report the bytes of misses whose disk reads are queued or running, with
-//! their load.
+//! their load, and how many routers poll them (the run's front-ends): one front-end in
+//! front of a few equal nodes then places as per-router LARD does, as a real router alone
+//! does ([`policy::roster`]).
 //!
 //! Nodes also report what they hold (a digest of their caches' targets, as larder's
 //! node does in its load report), every `report_delay` (200 ms when it is 0); a
@@ -74,10 +76,13 @@ impl FrontEnds {
             .collect::<Result<Vec<_>, SimError>>()?;
         let name = routers[0].policy.name();
         let spreader = Spreader::new(spread, count, config.spread_seed);
-        // Every node reports its cache capacity, as larder's nodes do.
+        // Every node reports its cache capacity and how many routers poll it, as larder's
+        // nodes do.
         let mut reported = LoadView::of_nodes(n);
+        let polled_by = u32::try_from(count).unwrap_or(u32::MAX);
         for i in 0..n {
             reported.set_capacity(NodeId(i as u32), config.caches.of(i));
+            reported.report_routers(NodeId(i as u32), polled_by);
         }
         for fe in &mut routers {
             if delay.is_some() {

@@ -18,6 +18,8 @@
 //!   request it sends, so a node knows which target (and subtree) a body belongs to.
 //! - [`peer_fill`]: [`PeerHint`], the `X-Larder-Peer` field naming the node a replica
 //!   fills a target from, and the mark of a node's request to a peer.
+//! - [`poller`]: [`PollerId`], the `X-Larder-Poller` field by which a router names
+//!   itself on each poll of a node's load report, so the node can say how many poll it.
 //! - [`slice_request`]: [`SliceRequest`], the `X-Larder-Slice` field by which a node asks
 //!   another for one slice of a large object it owns.
 //! - [`internal_field`]: [`INTERNAL_FIELDS`], the fields above, which only the cluster's
@@ -53,6 +55,7 @@ pub mod latency;
 pub mod load_report;
 pub mod peer_fill;
 pub mod percent;
+pub mod poller;
 pub mod purge;
 pub mod ready;
 pub mod router_stats;
@@ -71,6 +74,7 @@ pub use invalidation::{
 pub use latency::{LatencyHistogram, LATENCY_BOUNDS_SECONDS};
 pub use load_report::{LoadReport, LOAD_REPORT_PATH};
 pub use peer_fill::{PeerHint, PEER_FILL_FIELD, PEER_FILL_HEADER, PEER_HEADER};
+pub use poller::{PollerId, POLLER_HEADER};
 pub use purge::{PurgeReport, PurgeRequest, PURGE_HEADER, PURGE_METHOD};
 pub use ready::{NodeReady, RouterReady};
 pub use router_stats::RouterStats;

@@ -91,6 +91,11 @@ pub struct LoadReport {
     /// response cut short): served by the node that held the connection.
     #[serde(default)]
     pub forward_failures: u64,
+    /// Routers (and distributors) that polled this report lately, each counted once by
+    /// the id it names ([`crate::PollerId`]); 0: not said (other servers). A router that
+    /// reads 1 from its nodes is alone, and has no placement to agree with.
+    #[serde(default)]
+    pub routers: u64,
 }
 
 /// Rates are estimates: two decimals are all the precision they have. A non-finite
@@ -155,12 +160,14 @@ mod tests {
         let third = LoadReport { cpu_pct: 100.0 / 3.0, ..Default::default() }.to_json();
         assert!(third.contains("\"cpu_pct\":33.33,"), "{third}");
         assert_eq!(LoadReport::parse(j.as_bytes()).unwrap().requests, 7);
+        let polled = LoadReport { routers: 2, ..Default::default() }.to_json();
+        assert_eq!(LoadReport::parse(polled.as_bytes()).unwrap().routers, 2);
     }
 
     #[test]
     fn foreign_reports_read_with_defaults() {
         let r = LoadReport::parse(br#"{"cpu_pct": 40, "disk_pct": 2.5, "other": "x"}"#).unwrap();
-        assert_eq!((r.cpu_pct, r.disk_pct(1e8), r.requests), (40.0, 2.5, 0));
+        assert_eq!((r.cpu_pct, r.disk_pct(1e8), r.requests, r.routers), (40.0, 2.5, 0, 0));
         let node =
             LoadReport::parse(br#"{"cpu_pct":10.00,"disk_read_bytes_per_sec":5e7}"#).unwrap();
         assert_eq!((node.disk_pct(1e8), node.disk_pct(0.0)), (50.0, 0.0));

@@ -71,6 +71,10 @@ pub struct PlacementStats {
     pub nodes_reporting_holdings: usize,
     pub recent_picks_of_reporting_nodes: u64,
     pub recent_picks_on_holders: Option<f64>,
+    /// Routers the nodes say poll them (the most any node says; 0: none says). With 1, a
+    /// router in front of a few equal nodes is alone and places as per-router LARD.
+    #[serde(default)]
+    pub routers: u32,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -46,11 +46,13 @@ impl TargetHint {
     }
 }
 
-fn push_hex(out: &mut Vec<u8>, v: u64) {
+/// `v` as 16 lowercase hex digits, appended to `out`.
+pub(crate) fn push_hex(out: &mut Vec<u8>, v: u64) {
     out.extend((0..16).rev().map(|i| LOWER_HEX[((v >> (4 * i)) & 0xf) as usize]));
 }
 
-fn parse_hex(digits: &[u8]) -> Option<u64> {
+/// Hex digits read as one number; `None` on anything else.
+pub(crate) fn parse_hex(digits: &[u8]) -> Option<u64> {
     digits.iter().try_fold(0u64, |v, &d| Some(v << 4 | u64::from(hex_value(d)?)))
 }
 

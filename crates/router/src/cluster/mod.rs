@@ -70,6 +70,9 @@ pub(crate) struct Cluster {
     http2: Arc<Http2Counts>,
     handoff: HandoffCounts,
     calm_down: CalmDown,
+    /// This router's id on its polls of the nodes' load reports, random per start, so a
+    /// node counts the routers polling it and a router alone learns it is.
+    poller: wire::PollerId,
 }
 
 impl Cluster {
@@ -93,9 +96,15 @@ impl Cluster {
             http2: Arc::default(),
             handoff: HandoffCounts::default(),
             calm_down: CalmDown::default(),
+            poller: fresh_poller_id(),
         };
         cluster.placement().push_membership(&rules, Instant::now());
         Ok(cluster)
+    }
+
+    /// The id this router names on its polls of the nodes' load reports.
+    pub(crate) fn poller(&self) -> wire::PollerId {
+        self.poller
     }
 
     pub(crate) fn settings(&self) -> Arc<Settings> {
@@ -315,6 +324,15 @@ fn announce(status: &NodeStatus, flip: Flip) {
             event("info", "node up", &[("node", &status.name), ("reason", &reason)])
         }
     }
+}
+
+/// A random id: the standard library's per-process random hash keys (a fresh pair for
+/// every call), over the process id. Two routers, in one process or two, differ.
+fn fresh_poller_id() -> wire::PollerId {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    wire::PollerId(h.finish())
 }
 
 #[cfg(test)]

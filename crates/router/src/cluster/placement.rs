@@ -191,6 +191,8 @@ impl Placement {
         self.view.report_miss_bytes(node, report.figures.miss_bytes_reading);
         self.view.set_capacity(node, report.cache_capacity_bytes);
         self.view.set_cached(node, report.figures.cache_bytes, report.figures.cache_objects);
+        let routers = u32::try_from(report.figures.routers).unwrap_or(u32::MAX);
+        self.view.report_routers(node, routers);
         if self.spec.placement.is_shared() {
             self.warmup.report(node, report.warmup);
             self.warmup.settle();
@@ -213,13 +215,17 @@ impl Placement {
         flip
     }
 
-    /// Drop the holdings of nodes whose last report is older than `max_age` at `now`: a
-    /// node that stopped reporting may have lost its cache, and stale digests would pull
-    /// targets to it.
+    /// Drop the holdings (and the count of routers) of nodes whose last report is older
+    /// than `max_age` at `now`: a node that stopped reporting may have lost its cache, and
+    /// stale digests would pull targets to it.
     pub(crate) fn forget_stale_reports(&mut self, now: Instant, max_age: Duration) {
         for (i, status) in self.nodes.iter_mut().enumerate() {
             let stale =
                 status.reported_at.is_none_or(|at| now.saturating_duration_since(at) > max_age);
+            if stale {
+                // Nor does it say any more how many routers poll it.
+                self.view.report_routers(NodeId(i as u32), 0);
+            }
             if stale && status.holdings.is_some() {
                 status.holdings = None;
                 self.view.set_holdings(NodeId(i as u32), None);

@@ -114,6 +114,9 @@ async fn two_routers_send_a_target_to_the_same_node() {
         let b = RunningRouter::start(nodes.router_config(kind, "shared")).await;
         wait_for_capacities(&a, 3).await;
         wait_for_capacities(&b, 3).await;
+        // Both know they are not alone (alone, a router places as per-router).
+        wait_for_routers(&a, 2).await;
+        wait_for_routers(&b, 2).await;
         assert_eq!(disagreements(&a, &b).await, 0, "{kind}: shared placement");
         let stats = admin_json(a.admin, "/stats").await;
         assert_eq!(stats["placement"]["mode"], "shared");
@@ -147,6 +150,46 @@ async fn wait_for_capacities(router: &RunningRouter, nodes: usize) {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     panic!("the router never got the nodes' cache capacities");
+}
+
+/// Wait (bounded) until the nodes tell `router` that `count` routers poll them.
+async fn wait_for_routers(router: &RunningRouter, count: u64) {
+    for _ in 0..400 {
+        let stats = admin_json(router.admin, "/stats").await;
+        if stats["placement"]["routers"].as_u64() == Some(count) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the router never heard of {count} routers");
+}
+
+/// What the node at `addr` reports as the routers polling it (a plain GET, which names
+/// no router and so is not counted).
+fn node_routers(addr: SocketAddr) -> u64 {
+    let raw = testkit::get_once(&addr.to_string(), wire::LOAD_REPORT_PATH, Duration::from_secs(5));
+    let body = raw.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    wire::LoadReport::parse(body.as_bytes()).unwrap().routers
+}
+
+/// Every node counts the routers that poll it, by the id each names, and a router
+/// hears that count: 1 with one router, 2 once a second polls (forgetting routers that
+/// stopped is the node's own unit test).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_count_the_routers_polling_them() {
+    let nodes = Nodes::start(2);
+    assert_eq!(node_routers(nodes.addrs[0]), 0, "nobody polled yet");
+    let a = RunningRouter::start(nodes.router_config("lard", "shared")).await;
+    wait_for_routers(&a, 1).await;
+    assert_eq!(node_routers(nodes.addrs[0]), 1);
+    assert_eq!(node_routers(nodes.addrs[1]), 1);
+    let b = RunningRouter::start(nodes.router_config("lard", "shared")).await;
+    wait_for_routers(&a, 2).await;
+    wait_for_routers(&b, 2).await;
+    assert_eq!(node_routers(nodes.addrs[0]), 2);
+    b.stop().await;
+    a.stop().await;
+    nodes.stop();
 }
 
 /// Wait (bounded) until `router` has folded every node's holdings with at least `keys`
