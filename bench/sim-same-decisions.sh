@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Whether two larder binaries' simulators decide alike: `larder sim` output (text and
 # `--json`) compared byte for byte on the runs below, its timing lines (replay speed,
-# wall and CPU time) left out. A change meant only to make the
-# simulator faster must leave every figure as it was. Not a test: the runs take minutes.
+# wall and CPU time) left out. A change meant only to make the simulator faster must
+# leave every figure as it was. Not a test: the runs take minutes.
 #
 #   bench/sim-same-decisions.sh BASE NEW
 #
 # Runs: the EPA log at 8 nodes, every placement policy, shared and per-router placement
-# (TRACE, default /work/shared/traces/epa_aug95.log.gz; skipped with a note when absent);
-# Zipf at 100 nodes with 1 and 4 routers; Zipf at 1,000 nodes with 1 and 64 routers
-# (BIG_REQUESTS requests, default 2000000). Exits 1 on the first difference, with a diff.
+# (TRACE, default ../shared/traces/epa_aug95.log.gz beside the repository; skipped with a
+# note when absent); Zipf at 100 nodes with 1 and 4 routers; Zipf at 1,000 nodes with 1
+# and 64 routers (BIG_REQUESTS requests, default 2000000). Exits 1 on the first
+# difference, with a diff.
 set -euo pipefail
 
 BASE=${1:?usage: $0 BASE NEW}
 NEW=${2:?usage: $0 BASE NEW}
-TRACE=${TRACE:-/work/shared/traces/epa_aug95.log.gz}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TRACE=${TRACE:-$ROOT/../shared/traces/epa_aug95.log.gz}
 BIG_REQUESTS=${BIG_REQUESTS:-2000000}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
