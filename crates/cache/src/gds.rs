@@ -11,6 +11,11 @@
 //! bottom) is a step or two. Nothing is allocated once the cache has been full. Ties in
 //! H go to the entry touched least recently (a sequence number), so eviction is fully
 //! deterministic.
+//!
+//! A heap item is 16 bytes (H, a 32-bit sequence number and the slot), four to a cache
+//! line: a simulator keeps a thousand of these caches, and a hit's walk down the heap
+//! reads a line per level. When the sequence numbers run out they are renumbered from 1
+//! in their order, which keeps every comparison, so every victim, as it was.
 
 use std::cmp::Ordering;
 use std::collections::hash_map::RandomState;
@@ -32,7 +37,7 @@ pub fn packet_cost(bytes: u64) -> f64 {
 #[derive(Copy, Clone)]
 struct Item {
     h: f64,
-    seq: u64,
+    seq: u32,
     slot: u32,
 }
 
@@ -53,7 +58,7 @@ pub struct GdsOrder {
     cost: fn(u64) -> f64,
     /// Inflation value L: the H of the last victim.
     inflation: f64,
-    next_seq: u64,
+    next_seq: u32,
     /// Min-heap by (H, seq), [`ARITY`] children a node.
     heap: Vec<Item>,
     /// Per slot, where its item is and what a hit adds to L: read together on a hit, so
@@ -81,9 +86,23 @@ impl GdsOrder {
 
     /// A fresh (H, seq) for `slot`'s entry, worth `worth`, touched now.
     fn stamp(&mut self, slot: u32, worth: f64) -> Item {
+        if self.next_seq == u32::MAX {
+            self.renumber();
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
         Item { h: self.inflation + worth, seq, slot }
+    }
+
+    /// Number the items' sequence numbers 1, 2, … in their order, so that numbers are
+    /// free again above them: every comparison, so the heap, stays as it was.
+    fn renumber(&mut self) {
+        let mut order: Vec<usize> = (0..self.heap.len()).collect();
+        order.sort_unstable_by_key(|&i| self.heap[i].seq);
+        for (seq, i) in (1..).zip(order) {
+            self.heap[i].seq = seq;
+        }
+        self.next_seq = self.heap.len() as u32 + 1;
     }
 
     fn place(&mut self, i: usize, item: Item) {
@@ -250,5 +269,46 @@ mod tests {
         c.remove(&29);
         assert_eq!(c.order().heap.len(), c.len());
         assert!(c.order().inflation() > 0.0);
+    }
+
+    #[test]
+    fn renumbering_keeps_every_victim() {
+        // Equal worth, so H ties often and the sequence numbers decide. `renumber_every`
+        // touches force a renumbering; the victims must not change.
+        let victims = |renumber_every: usize| {
+            let mut order = GdsOrder::default();
+            let mut held: Vec<u32> = Vec::new();
+            let mut victims = Vec::new();
+            for step in 0..3000usize {
+                if step % renumber_every == 0 {
+                    order.renumber();
+                }
+                let slot = ((step * 7919) % 23) as u32;
+                if held.contains(&slot) {
+                    order.touched(slot);
+                    continue;
+                }
+                if held.len() == 8 {
+                    let victim = order.victim().unwrap();
+                    order.removed(victim);
+                    held.retain(|&s| s != victim);
+                    victims.push(victim);
+                }
+                order.admitted(slot, 1 + u64::from(slot % 3));
+                held.push(slot);
+            }
+            victims
+        };
+        let plain = victims(usize::MAX);
+        assert!(plain.len() > 100);
+        assert_eq!(victims(1), plain);
+        assert_eq!(victims(37), plain);
+        // Running out of numbers renumbers: items 1..=3, then the hit takes 4.
+        let mut order = GdsOrder::default();
+        (0..3).for_each(|slot| order.admitted(slot, 1));
+        order.next_seq = u32::MAX;
+        order.touched(0);
+        assert_eq!(order.next_seq, 5);
+        assert_eq!(order.victim(), Some(1), "0 was touched last");
     }
 }

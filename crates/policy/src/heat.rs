@@ -151,6 +151,10 @@ impl HeatMeter {
         }
         self.all.add(now);
         target.seen.add(now);
+        if !target.is_hot() && self.surely_cold(target) {
+            // Neither branch below would change anything: skip their arithmetic.
+            return;
+        }
         let share = self.share(target, now);
         let rate = target.seen.estimate(now) * (SECOND as f64 / WINDOW as f64);
         if share >= self.config.share && rate >= self.config.min_rate && cap > 1 {
@@ -166,6 +170,19 @@ impl HeatMeter {
                 }
             }
         }
+    }
+
+    /// Whether `target`'s share, both windows just counted at the same moment, is below
+    /// half of [`HeatConfig::share`] whatever part of the oldest bucket still counts: its
+    /// whole count against all requests of the two newest buckets (a factor of 2 to spare
+    /// for rounding). Most targets of a large cluster's stream are; the check reads no
+    /// clock arithmetic and divides nothing.
+    fn surely_cold(&self, target: &TargetHeat) -> bool {
+        let [t0, t1, t2] = target.seen.counts.map(u64::from);
+        let [a0, a1, _] = self.all.counts.map(u64::from);
+        let most = (t0 + t1 + t2) as f64;
+        let least_all = ((a0 + a1) as f64).max(1.0);
+        most < 0.5 * self.config.share * least_all
     }
 
     /// `target`'s share of the requests over the window ending at `now`.
@@ -203,6 +220,28 @@ mod tests {
         assert_eq!(w.estimate(2 * BUCKET + BUCKET / 2), 50.0);
         assert_eq!(w.estimate(3 * BUCKET), 0.0);
         assert_eq!(w.estimate(10 * SECOND), 0.0);
+    }
+
+    #[test]
+    fn a_target_called_surely_cold_is_below_half_the_hot_share() {
+        let mut m = HeatMeter::new(HeatConfig::default());
+        let mut heats = [TargetHeat::default(); 7];
+        let (mut cold, mut checked) = (0, 0);
+        for i in 0..20_000u64 {
+            // Uneven rates and bucket phases: target k takes about 1 in 2^k requests.
+            let now = i * MS / 3 + (i % 7) * MS / 11;
+            let k = (i.trailing_zeros() as usize).min(6);
+            m.all.add(now);
+            heats[k].seen.add(now);
+            for h in &heats {
+                checked += 1;
+                if m.surely_cold(h) {
+                    cold += 1;
+                    assert!(m.share(h, now) < m.config.share / 2.0, "{i} {k}");
+                }
+            }
+        }
+        assert!(cold > checked / 4 && cold < checked, "{cold} of {checked}");
     }
 
     #[test]

@@ -307,7 +307,9 @@ impl Homes {
         let least = open().min_by(|a, b| relative(a).total_cmp(&relative(b)))?;
         let bar = relative(&least) + SAME_LOAD;
         let fits = |&(_, load): &(NodeId, f64)| room(load, least.1);
-        let holder = open().filter(|&(n, _)| view.holds(n, key) == Some(true)).find(fits);
+        // Room first: it reads loads already at hand, and a digest is read only for a
+        // candidate that could take the target (the same first holder with room).
+        let holder = open().filter(fits).find(|&(n, _)| view.holds(n, key) == Some(true));
         let first = || open().find(|c| relative(c) <= bar && fits(c));
         let (node, _) = holder.or_else(first).unwrap_or(least);
         Some((node, view.load(node)))

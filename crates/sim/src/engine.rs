@@ -31,6 +31,7 @@ use crate::cpu_pool::CpuPool;
 use crate::event_queue::EventQueue;
 use crate::front_ends::FrontEnds;
 use crate::membership::Churn;
+use crate::policy_targets::PolicyTargets;
 use crate::{ideal_hit_ratio, Model, NodeResult, RunResult, SimConfig, SimError, Spread};
 
 /// What the caller hears of each completed request (tests count them).
@@ -73,11 +74,19 @@ struct Flight {
     measured: bool,
 }
 
-/// Per-target costs under the run's model, computed once per run.
+/// Per-target costs under the run's model, computed once per run, kept by when they are
+/// read: a hit, most requests, reads only its CPU time, from a table of 8 bytes a target
+/// that stays in the CPU's caches; a miss reads the rest. A request's last job (a hit's
+/// whole work or a miss's transmit) reads none when it ends.
+struct Costs {
+    hit_cpu: Vec<u64>,
+    miss: Vec<MissCost>,
+}
+
+/// What a miss of one target costs besides its connection set-up.
 #[derive(Copy, Clone)]
-struct TargetCost {
+struct MissCost {
     size: u64,
-    hit_cpu: u64,
     send_cpu: u64,
     disk: u64,
 }
@@ -207,13 +216,13 @@ struct Node {
 pub struct Simulator<'w> {
     workload: &'w Workload,
     /// What the policy sees of each target; by default a target is known by its index.
-    targets: Vec<Target>,
+    targets: PolicyTargets,
     ideal: HashMap<(u64, Kind, u64), f64>,
 }
 
 impl<'w> Simulator<'w> {
     pub fn new(workload: &'w Workload) -> Self {
-        let targets = (0..workload.targets.len()).map(|i| Target::from_key(i as u64)).collect();
+        let targets = PolicyTargets::Indices(workload.targets.len());
         Simulator { workload, targets, ideal: HashMap::new() }
     }
 
@@ -228,7 +237,7 @@ impl<'w> Simulator<'w> {
                 workload.targets.len()
             )));
         }
-        Ok(Simulator { workload, targets, ideal: HashMap::new() })
+        Ok(Simulator { workload, targets: PolicyTargets::given(targets), ideal: HashMap::new() })
     }
 
     pub fn workload(&self) -> &'w Workload {
@@ -269,16 +278,18 @@ impl<'w> Simulator<'w> {
             .or_insert_with(|| ideal_hit_ratio(w, ideal_capacity, config.cache_kind, warmup));
 
         let m = &config.model;
-        let costs: Vec<TargetCost> = w
-            .targets
-            .iter()
-            .map(|t| TargetCost {
-                size: t.size,
-                hit_cpu: m.hit_cpu_ns(t.size),
-                send_cpu: m.send_cpu_ns(t.size),
-                disk: m.disk_ns(t.size),
-            })
-            .collect();
+        let costs = Costs {
+            hit_cpu: w.targets.iter().map(|t| m.hit_cpu_ns(t.size)).collect(),
+            miss: w
+                .targets
+                .iter()
+                .map(|t| MissCost {
+                    size: t.size,
+                    send_cpu: m.send_cpu_ns(t.size),
+                    disk: m.disk_ns(t.size),
+                })
+                .collect(),
+        };
         let targets = &self.targets;
 
         let n = config.nodes;
@@ -307,10 +318,6 @@ impl<'w> Simulator<'w> {
         let mut flights: Vec<Flight> = Vec::with_capacity(limit as usize);
         // Each flight's position in the workload, by slot.
         let mut indices: Vec<u64> = Vec::with_capacity(limit as usize);
-        // Each flight's target again, by slot: 4 bytes a flight, small enough to stay in
-        // the CPU's caches, so the next event's costs are read without waiting for its
-        // flight.
-        let mut slot_targets: Vec<u32> = Vec::with_capacity(limit as usize);
         let mut free_slots: Vec<u32> = Vec::with_capacity(limit as usize);
         // Server 2·i is node i's CPU, 2·i + 1 its disk; then the CPUs of `Cpus`.
         let mut events = EventQueue::new(2 * n + Cpus::servers(config.shared_cpus));
@@ -329,10 +336,6 @@ impl<'w> Simulator<'w> {
             d => d,
         };
         let mut next_publish = if config.policy.reads_holdings() { 0 } else { u64::MAX };
-        let digest_keys = match config.policy.reads_holdings() {
-            true => crate::holdings::DigestKeys::of(targets),
-            false => Vec::new(),
-        };
         // Where each target's last request went.
         let mut last_node: Vec<u32> = vec![u32::MAX; targets.len()];
 
@@ -346,21 +349,14 @@ impl<'w> Simulator<'w> {
                         changed.then_some(&*n.cache)
                     });
                     let version = now / publish_every;
-                    front_ends.publish_holdings(crate::holdings::digests(
-                        caches,
-                        &digest_keys,
-                        version,
-                    ));
+                    front_ends.publish_holdings(crate::holdings::digests(caches, targets, version));
                     next_publish = (now / publish_every + 1) * publish_every;
                 }
                 let request = w.requests[index as usize];
                 // Likewise the next request's target, as the policy and the node read it.
                 if let Some(r) = w.requests.get(index as usize + 1) {
-                    let t = r.target as usize;
-                    std::hint::black_box((
-                        targets.get(t).map(|t| t.key),
-                        costs.get(t).map(|c| c.size),
-                    ));
+                    targets.touch(r.target);
+                    std::hint::black_box(costs.hit_cpu.get(r.target as usize).copied());
                 }
                 if churn.pending() {
                     if let Some(restarted) = churn.due(request.time_ms) {
@@ -376,7 +372,7 @@ impl<'w> Simulator<'w> {
                 }
                 let target = request.target;
                 let (router, node) =
-                    front_ends.pick(index, request.client, &targets[target as usize], now)?;
+                    front_ends.pick(index, request.client, &targets.get(target), now)?;
                 last_node[target as usize] = node.0;
                 in_flight += 1;
                 max_in_flight = max_in_flight.max(in_flight);
@@ -393,13 +389,11 @@ impl<'w> Simulator<'w> {
                     Some(slot) => {
                         flights[slot as usize] = flight;
                         indices[slot as usize] = index;
-                        slot_targets[slot as usize] = target;
                         slot
                     }
                     None => {
                         flights.push(flight);
                         indices.push(index);
-                        slot_targets.push(target);
                         (flights.len() - 1) as u32
                     }
                 };
@@ -419,18 +413,14 @@ impl<'w> Simulator<'w> {
             }
 
             let Some((time, server, slot)) = events.pop() else { break };
-            // Start reading the next event's flight and its target's costs now, side by
-            // side, so those cache misses overlap this event's work instead of stalling
-            // the next.
+            // Start reading the next event's flight now, so that cache miss overlaps this
+            // event's work instead of stalling the next.
             if let Some(next) = events.peek_slot() {
-                let next = next as usize;
-                let cost = slot_targets.get(next).and_then(|&t| costs.get(t as usize));
-                std::hint::black_box((flights.get(next).map(|f| f.node), cost.map(|c| c.size)));
+                std::hint::black_box(flights.get(next as usize).map(|f| f.node));
             }
             now = time;
             cpus.ended(server, now, &mut events);
             let f = &mut flights[slot as usize];
-            let cost = costs[f.target as usize];
             match f.stage {
                 Stage::Front => {
                     arrive(f, slot, &costs, m, &mut nodes, &mut cpus, now, &mut events);
@@ -441,12 +431,14 @@ impl<'w> Simulator<'w> {
                     cpus.run(&mut nodes, helper, slot, m.miss_cpu_ns, now, &mut events);
                 }
                 Stage::Setup | Stage::Compute => {
+                    let cost = costs.miss[f.target as usize];
                     f.stage = Stage::Disk;
                     front_ends.miss_started(NodeId(f.node), cost.size);
                     let nd = &mut nodes[f.node as usize];
                     events.push(2 * f.node + 1, nd.disk.run(now, cost.disk), slot);
                 }
                 Stage::Disk => {
+                    let cost = costs.miss[f.target as usize];
                     front_ends.miss_finished(NodeId(f.node), cost.size);
                     let nd = &mut nodes[f.node as usize];
                     nd.cache.insert(f.target, (), cost.size);
@@ -466,7 +458,7 @@ impl<'w> Simulator<'w> {
                     let node = NodeId(f.node);
                     let index = indices[slot as usize];
                     observe(Completion { index, node: f.node, time: now, in_flight });
-                    front_ends.done(f.router, node, &targets[f.target as usize], now);
+                    front_ends.done(f.router, node, &targets.get(f.target), now);
                     in_flight -= 1;
                     free_slots.push(slot);
                 }
@@ -548,7 +540,7 @@ impl<'w> Simulator<'w> {
 fn arrive(
     f: &mut Flight,
     slot: u32,
-    costs: &[TargetCost],
+    costs: &Costs,
     m: &Model,
     nodes: &mut [Node],
     cpus: &mut Cpus,
@@ -561,9 +553,10 @@ fn arrive(
         nd.lookups += 1;
         nd.hits += u64::from(hit);
     }
-    let cost = costs[f.target as usize];
-    let (stage, service) =
-        if hit { (Stage::Send, cost.hit_cpu) } else { (Stage::Setup, m.setup_ns) };
+    let (stage, service) = match hit {
+        true => (Stage::Send, costs.hit_cpu[f.target as usize]),
+        false => (Stage::Setup, m.setup_ns),
+    };
     f.stage = stage;
     cpus.run(nodes, Worker::Loop(f.node), slot, service, now, events);
 }

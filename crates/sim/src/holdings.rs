@@ -4,34 +4,20 @@
 //! processes.
 
 use cache::ByteCache;
-use policy::Target;
 use wire::TargetDigest;
+
+use crate::policy_targets::PolicyTargets;
 
 /// What one node publishes: `None` when its cache did not change since its last digest
 /// (which then stands), else its new digest (`None` within for an empty cache).
 pub(crate) type Published = Option<Option<TargetDigest>>;
 
-/// What a digest lists for one target: its key, and its subtree when that differs.
-/// Kept apart from [`Target`] (a tenth of its size), so that building every node's
-/// digest reads a compact table.
-#[derive(Copy, Clone)]
-pub(crate) struct DigestKeys {
-    key: u64,
-    tree: u64,
-}
-
-impl DigestKeys {
-    pub(crate) fn of(targets: &[Target]) -> Vec<DigestKeys> {
-        targets.iter().map(|t| DigestKeys { key: t.key.0, tree: t.tree.0 }).collect()
-    }
-}
-
 /// One digest per node whose cache changed (`None` for the others): the keys (and
 /// subtrees) of the targets its cache holds, `None` within for an empty cache.
-/// `targets[i]` is what the digest lists for the target the cache knows as `i`.
+/// `targets.digest_keys(i)` is what the digest lists for the target the cache knows as `i`.
 pub(crate) fn digests<'a>(
     caches: impl Iterator<Item = Option<&'a dyn ByteCache<u32, ()>>>,
-    targets: &[DigestKeys],
+    targets: &PolicyTargets,
     version: u64,
 ) -> Vec<Published> {
     caches
@@ -42,7 +28,7 @@ pub(crate) fn digests<'a>(
             }
             let mut d = TargetDigest::with_capacity(2 * cache.len() as u64, version);
             cache.for_each_key(&mut |&i| {
-                let t = targets[i as usize];
+                let t = targets.digest_keys(i);
                 d.insert(t.key);
                 if t.tree != t.key {
                     d.insert(t.tree);
@@ -57,6 +43,7 @@ pub(crate) fn digests<'a>(
 mod tests {
     use super::*;
     use cache::Lru;
+    use policy::Target;
 
     #[test]
     fn a_digest_per_node_of_what_its_cache_holds() {
@@ -66,7 +53,7 @@ mod tests {
         a.insert(3, (), 1);
         let b: Lru<u32, ()> = Lru::new(10);
         let caches: [Option<&dyn ByteCache<u32, ()>>; 3] = [Some(&a), Some(&b), None];
-        let d = digests(caches.into_iter(), &DigestKeys::of(&targets), 5);
+        let d = digests(caches.into_iter(), &PolicyTargets::given(targets), 5);
         let first = d[0].as_ref().unwrap().as_ref().unwrap();
         assert!(first.contains(101) && first.contains(103) && !first.contains(100));
         assert_eq!((first.version, d[1].as_ref().unwrap().is_none()), (5, true));

@@ -40,6 +40,7 @@ mod ideal;
 mod membership;
 mod model;
 mod node_range;
+mod policy_targets;
 mod report;
 mod result;
 mod route_keys;
