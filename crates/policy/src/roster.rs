@@ -12,23 +12,22 @@
 //!
 //! **A router alone.** Shared placement exists so that many routers agree. When the nodes
 //! report that exactly one router polls them ([`LoadView::routers`]), there are no more
-//! eligible nodes than a target has candidates ([`CANDIDATES`]) and they all weigh the
-//! same (equal configured weights and reported caches, none warming up), there is no one
-//! to agree with and the power of d choices would sample the whole cluster anyway: the
-//! pick follows
-//! [`PlacementMode::PerRouter`], LARD's own rule on this router's exact counts, decision
-//! for decision ([`Roster::mode`], set by [`Roster::sync`] at the start of every pick).
-//! Shared rules driven by reports and ring order are not LARD's rule even then (they read
-//! reports, break ties by ring order, count bytes of misses), and on heavy-tailed logs any
-//! rule that is not LARD's own moves a single point by several percent either way. Above
-//! [`CANDIDATES`] nodes nothing changes: the per-router rule scans every node (O(nodes))
-//! and must not run at scale. Nodes of unequal weight keep the shared rule, which gives
-//! each new targets in proportion to its cache where LARD spreads them evenly. This holds
-//! for [`PlacementMode::SharedEqual`] too, whose weights leave capacities out. With 0
-//! routers reported (nodes that do not say, or no report
-//! yet) or 2 and more, shared placement stays. A second router appearing reshuffles
-//! nothing: what this router placed alone stays where it is, and the shared rule's
-//! holders-first step finds those copies for new choices.
+//! eligible nodes than a target has candidates ([`CANDIDATES`]) and they all weigh the same
+//! (equal configured weights and reported caches, none warming up), there is no one to
+//! agree with and the power of d choices would sample the whole cluster anyway: the pick
+//! follows [`PlacementMode::PerRouter`], LARD's own rule on this router's exact counts,
+//! decision for decision ([`Roster::mode`], set by [`Roster::sync`] at the start of every
+//! pick). Shared rules driven by reports and ring order are not LARD's rule even then (they
+//! read reports, break ties by ring order, count bytes of misses), and on heavy-tailed logs
+//! any rule that is not LARD's own moves a single point by several percent either way.
+//! Above [`CANDIDATES`] nodes nothing changes: the per-router rule scans every node
+//! (O(nodes)) and must not run at scale. Nodes of unequal weight keep the shared rule,
+//! which gives each new targets in proportion to its cache where LARD spreads them evenly.
+//! This holds for [`PlacementMode::SharedEqual`] too, whose weights leave capacities out.
+//! With 0 routers reported (nodes that do not say, or no report yet) or 2 and more, shared
+//! placement stays. A second router appearing reshuffles nothing: what this router placed
+//! alone stays where it is, and the shared rule's holders-first step finds those copies for
+//! new choices.
 
 use crate::home::{Candidates, Capacity, Homes, CANDIDATES};
 use crate::{LoadView, NodeId, NodeState, PlacementMode, TargetKey};
