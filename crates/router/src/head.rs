@@ -537,9 +537,9 @@ pub(crate) struct ResponseRules<'a> {
 /// text only to parse it again. The rewrite (`rewrite_response`) decides what is sent;
 /// the form it takes is this trait's.
 pub(crate) trait ResponseHeadOut {
-    /// The node's whole head, before any other call: the bytes the field values passed
-    /// on are slices of.
-    fn begin(&mut self, head: &[u8]);
+    /// The node's whole head and how many fields it has, before any other call: the
+    /// bytes the field values passed on are slices of.
+    fn begin(&mut self, head: &[u8], fields: usize);
     fn status_line(&mut self, status: u16, reason: &str);
     fn field(&mut self, name: &str, value: &[u8]);
     fn content_length(&mut self, n: u64);
@@ -552,7 +552,7 @@ pub(crate) trait ResponseHeadOut {
 
 impl ResponseHeadOut for Vec<u8> {
     #[inline(always)]
-    fn begin(&mut self, _: &[u8]) {}
+    fn begin(&mut self, _: &[u8], _: usize) {}
 
     #[inline(always)]
     fn status_line(&mut self, status: u16, reason: &str) {
@@ -624,7 +624,7 @@ pub(crate) fn rewrite_response<O: ResponseHeadOut>(
     };
     let (status, len) = (head.status, head.len);
     let minor = if head.version == http1::Version::Http10 { 0 } else { 1 };
-    out.begin(&buf[..len]);
+    out.begin(&buf[..len], head.fields().size_hint().0);
     if status == 101 {
         return switch_response(&head, minor, rules, out).map(|r| Some((len, r)));
     }
