@@ -11,7 +11,8 @@
 //!
 //! A heap can only be collected by its own thread, and the runtime gives no way to run
 //! code on a chosen worker: asking bumps a counter, and each worker compares it with the
-//! count it last served when it parks (goes idle), which is also when a burst has left.
+//! count it last served when it parks (goes idle), which is also when a burst has left;
+//! a few empty tasks spawned with the ask wake the workers that are parked already.
 
 #![allow(unsafe_code)]
 
@@ -31,6 +32,12 @@ pub async fn give_back_after_bursts(held: impl Fn() -> usize) {
         if when.trim_now(held()) {
             COLLECTIONS_ASKED.fetch_add(1, Ordering::Relaxed);
             collect_if_asked();
+            // A worker already parked before the ask parks again, and collects, only once
+            // woken: a task spawned wakes an idle worker to look for work.
+            let workers = tokio::runtime::Handle::current().metrics().num_workers();
+            for _ in 0..workers {
+                tokio::spawn(async {});
+            }
         }
     }
 }
