@@ -1,16 +1,23 @@
 //! Giving freed memory back to the kernel after a burst of clients has left.
 //!
-//! glibc's allocator keeps the memory that thousands of connections freed (only the top
-//! of its heap goes back by itself), so without this a router that once held 5,000
-//! clients keeps their memory for good. `malloc_trim` returns every free page; it costs
-//! a walk of the heap, so it runs only after the memory connections hold (their buffers
+//! The binary's allocator (mimalloc, see `main.rs`) keeps the pages a thread freed until
+//! that thread allocates again or collects, so a worker thread that goes idle after a burst
+//! of 5,000 clients would hold their memory for good. Collecting costs a walk of the
+//! thread's heap, so it is asked for only after the memory connections hold (their buffers
 //! and state, as the router estimates it) has halved from a peak of some size, checked
 //! once a second — and then again each second while that memory keeps falling, since a
-//! check can land while the burst's connections are still closing: one trim then would
-//! leave the rest of them, freed a moment later, in the allocator for good.
+//! check can land while the burst's connections are still closing: one collection then
+//! would leave the rest of them, freed a moment later, in the allocator for good.
+//!
+//! A heap can only be collected by its own thread, and the runtime gives no way to run
+//! code on a chosen worker: asking bumps a counter, and each worker compares it with the
+//! count it last served when it parks (goes idle), which is also when a burst has left;
+//! a few empty tasks spawned with the ask wake the workers that are parked already.
 
 #![allow(unsafe_code)]
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Below this peak (bytes) there is too little memory to bother.
@@ -23,7 +30,14 @@ pub async fn give_back_after_bursts(held: impl Fn() -> usize) {
     loop {
         tick.tick().await;
         if when.trim_now(held()) {
-            trim();
+            COLLECTIONS_ASKED.fetch_add(1, Ordering::Relaxed);
+            collect_if_asked();
+            // A worker already parked before the ask parks again, and collects, only once
+            // woken: a task spawned wakes an idle worker to look for work.
+            let workers = tokio::runtime::Handle::current().metrics().num_workers();
+            for _ in 0..workers {
+                tokio::spawn(async {});
+            }
         }
     }
 }
@@ -58,13 +72,23 @@ impl TrimTrigger {
     }
 }
 
-/// Return free heap pages to the kernel (glibc only; other allocators do it themselves).
-fn trim() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointers and only walks the allocator's own state
-    // under its locks; it is safe to call from any thread at any time.
-    unsafe {
-        libc::malloc_trim(0);
+/// How many times a collection was asked for since the process started.
+static COLLECTIONS_ASKED: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// `COLLECTIONS_ASKED` when this thread last collected its heap.
+    static COLLECTIONS_SERVED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Give this thread's free pages back to the kernel if a collection was asked for since it
+/// last did: one atomic load otherwise. Meant for the runtime's `on_thread_park`.
+pub fn collect_if_asked() {
+    let asked = COLLECTIONS_ASKED.load(Ordering::Relaxed);
+    if COLLECTIONS_SERVED.with(|served| served.replace(asked)) != asked {
+        // SAFETY: mi_collect takes no pointers; it frees and purges only the calling
+        // thread's own heap (and pages abandoned by threads that exited), under
+        // mimalloc's own synchronisation, and may be called at any time.
+        unsafe { libmimalloc_sys::mi_collect(true) };
     }
 }
 

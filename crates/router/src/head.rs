@@ -537,11 +537,80 @@ pub(crate) struct ResponseRules<'a> {
     pub upgrade: bool,
 }
 
-/// Parse a response head at the start of `buf`, appending the client's head to `out`.
+/// Where a response head rewritten for the client goes: HTTP/1.1 text (`Vec<u8>`), or
+/// the fields of an HTTP/2 response built straight from the node's head, without writing
+/// text only to parse it again. The rewrite (`rewrite_response`) decides what is sent;
+/// the form it takes is this trait's.
+pub(crate) trait ResponseHeadOut {
+    /// The node's whole head and how many fields it has, before any other call: the
+    /// bytes the field values passed on are slices of.
+    fn begin(&mut self, head: &[u8], fields: usize);
+    fn status_line(&mut self, status: u16, reason: &str);
+    fn field(&mut self, name: &str, value: &[u8]);
+    fn content_length(&mut self, n: u64);
+    /// `Via`: what earlier hops wrote, then this hop, named with the version it received.
+    fn via<'a>(&mut self, fields: impl Iterator<Item = (&'a str, &'a [u8])>, minor: u8, via: &str);
+    /// A whole field line the router wrote once (`Name: value\r\n`).
+    fn field_line(&mut self, line: &[u8]);
+    fn end(&mut self);
+}
+
+impl ResponseHeadOut for Vec<u8> {
+    #[inline(always)]
+    fn begin(&mut self, _: &[u8], _: usize) {}
+
+    #[inline(always)]
+    fn status_line(&mut self, status: u16, reason: &str) {
+        self.extend_from_slice(b"HTTP/1.1 ");
+        push_decimal(self, u64::from(status));
+        self.push(b' ');
+        self.extend_from_slice(reason.as_bytes());
+        self.extend_from_slice(b"\r\n");
+    }
+
+    #[inline(always)]
+    fn field(&mut self, name: &str, value: &[u8]) {
+        push_field(self, name, value);
+    }
+
+    #[inline(always)]
+    fn content_length(&mut self, n: u64) {
+        push_length(self, n);
+    }
+
+    #[inline(always)]
+    fn via<'a>(&mut self, fields: impl Iterator<Item = (&'a str, &'a [u8])>, minor: u8, via: &str) {
+        push_via(self, fields, minor, via);
+    }
+
+    #[inline(always)]
+    fn field_line(&mut self, line: &[u8]) {
+        self.extend_from_slice(line);
+    }
+
+    #[inline(always)]
+    fn end(&mut self) {
+        self.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Parse a response head at the start of `buf`, appending the client's head to `out` as
+/// HTTP/1.1 text. One function, not an instance of the generic one in each caller's unit,
+/// so the HTTP/1.1 path is compiled as it was before HTTP/2 shared the rewrite.
 pub(crate) fn parse_response(
     buf: &[u8],
     rules: &ResponseRules<'_>,
     out: &mut Vec<u8>,
+) -> Result<Option<(usize, Response)>, BadResponse> {
+    rewrite_response(buf, rules, out)
+}
+
+/// Parse a response head at the start of `buf`, giving the client's head to `out`.
+#[inline(always)]
+pub(crate) fn rewrite_response<O: ResponseHeadOut>(
+    buf: &[u8],
+    rules: &ResponseRules<'_>,
+    out: &mut O,
 ) -> Result<Option<(usize, Response)>, BadResponse> {
     if buf.is_empty() {
         return Ok(None);
@@ -560,6 +629,7 @@ pub(crate) fn parse_response(
     };
     let (status, len) = (head.status, head.len);
     let minor = if head.version == http1::Version::Http10 { 0 } else { 1 };
+    out.begin(&buf[..len], head.fields().size_hint().0);
     if status == 101 {
         return switch_response(&head, minor, rules, out).map(|r| Some((len, r)));
     }
@@ -579,39 +649,33 @@ pub(crate) fn parse_response(
             || framing == BodyFraming::UntilClose
             || client_body == ClientBody::Dechunked);
 
-    out.extend_from_slice(b"HTTP/1.1 ");
-    push_decimal(out, u64::from(status));
-    out.push(b' ');
-    out.extend_from_slice(head.reason.as_bytes());
-    out.extend_from_slice(b"\r\n");
+    out.status_line(status, head.reason);
     for (name, value) in fields() {
         if is_forwarded(name, &tokens) {
-            push_field(out, name, value);
+            out.field(name, value);
         }
     }
     if !interim {
         match (framing, client_body) {
-            (BodyFraming::Length(n), _) => push_length(out, n),
-            (BodyFraming::Chunked, ClientBody::Same) => {
-                push_field(out, "Transfer-Encoding", b"chunked")
-            }
+            (BodyFraming::Length(n), _) => out.content_length(n),
+            (BodyFraming::Chunked, ClientBody::Same) => out.field("Transfer-Encoding", b"chunked"),
             // A HEAD response (or 304) keeps the length it announces.
             _ => {
                 if let Some((_, v)) =
                     fields().find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
                 {
-                    push_field(out, "Content-Length", v);
+                    out.field("Content-Length", v);
                 }
             }
         }
         push_router_fields(out, fields(), minor, rules);
         if close_client {
-            push_field(out, "Connection", b"close");
+            out.field("Connection", b"close");
         } else if rules.client_minor == 0 {
-            push_field(out, "Connection", b"keep-alive");
+            out.field("Connection", b"keep-alive");
         }
     }
-    out.extend_from_slice(b"\r\n");
+    out.end();
     let upstream_reusable = upstream_keep_alive && framing != BodyFraming::UntilClose;
     Ok(Some((len, Response { status, framing, client_body, close_client, upstream_reusable })))
 }
@@ -619,18 +683,18 @@ pub(crate) fn parse_response(
 /// The fields this hop adds to every response it relays: `Via`, and `X-Larder-Node` and
 /// `X-Larder-Router` when they are on.
 #[inline(always)]
-fn push_router_fields<'a>(
-    out: &mut Vec<u8>,
+fn push_router_fields<'a, O: ResponseHeadOut>(
+    out: &mut O,
     fields: impl Iterator<Item = (&'a str, &'a [u8])>,
     minor: u8,
     rules: &ResponseRules<'_>,
 ) {
-    push_via(out, fields, minor, rules.via);
+    out.via(fields, minor, rules.via);
     if let Some(name) = rules.node_name {
-        push_field(out, "X-Larder-Node", name.as_bytes());
+        out.field("X-Larder-Node", name.as_bytes());
     }
     if let Some(field) = rules.router_field {
-        out.extend_from_slice(field);
+        out.field_line(field);
     }
 }
 
@@ -639,11 +703,11 @@ fn push_router_fields<'a>(
 /// refused when the request asked for no upgrade. Out of line: rare.
 #[cold]
 #[inline(never)]
-fn switch_response(
+fn switch_response<O: ResponseHeadOut>(
     head: &http1::ReceivedHead<'_, '_>,
     minor: u8,
     rules: &ResponseRules<'_>,
-    out: &mut Vec<u8>,
+    out: &mut O,
 ) -> Result<Response, BadResponse> {
     let fields = || head.fields();
     let protocol = fields().find(|(n, _)| n.eq_ignore_ascii_case("upgrade")).map(|(_, v)| v);
@@ -651,16 +715,14 @@ fn switch_response(
         return Err(BadResponse::Switch);
     };
     let tokens = connection_tokens(fields());
-    out.extend_from_slice(b"HTTP/1.1 101 ");
-    out.extend_from_slice(head.reason.as_bytes());
-    out.extend_from_slice(b"\r\n");
+    out.status_line(101, head.reason);
     for (name, value) in fields().filter(|(name, _)| is_forwarded(name, &tokens)) {
-        push_field(out, name, value);
+        out.field(name, value);
     }
-    push_field(out, "Connection", b"upgrade");
-    push_field(out, "Upgrade", protocol);
+    out.field("Connection", b"upgrade");
+    out.field("Upgrade", protocol);
     push_router_fields(out, fields(), minor, rules);
-    out.extend_from_slice(b"\r\n");
+    out.end();
     let (framing, client_body) = (BodyFraming::Empty, ClientBody::Same);
     let switch = Response {
         status: 101,

@@ -123,7 +123,12 @@ pub(crate) fn runtime(threads: usize, name: &str) -> anyhow::Result<tokio::runti
         b.worker_threads(threads);
         b
     };
-    builder.thread_name(name).enable_all().build().context("starting the runtime")
+    builder
+        .thread_name(name)
+        .on_thread_park(crate::memory::collect_if_asked)
+        .enable_all()
+        .build()
+        .context("starting the runtime")
 }
 
 /// The traffic listener: SO_REUSEADDR, SO_REUSEPORT if asked, and the configured accept

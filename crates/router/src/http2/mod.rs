@@ -7,6 +7,7 @@
 //! without a task (its allocation, registration and scheduling) per stream.
 //!
 //! Its files: `config` (the `[http2]` section), `stream` (one request),
+//! `response_head` (the response's fields built from the node's head),
 //! `extended_connect` (a WebSocket over one stream, RFC 8441), `rewind` (the
 //! bytes the HTTP/1.1 reader took before it saw the preface), `flood_guard` (a limit on
 //! the `PING` and `SETTINGS` frames a client sends), `write_batch` (the frames of one
@@ -17,6 +18,7 @@ pub mod config;
 pub(crate) mod counts;
 mod extended_connect;
 mod flood_guard;
+mod response_head;
 pub(crate) mod rewind;
 mod stream;
 mod write_batch;

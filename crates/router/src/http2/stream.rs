@@ -25,19 +25,14 @@ use crate::buf::IoBuf;
 use crate::cluster::{Dispatch, Settings};
 use crate::exchange::{self, AttemptError, Fault};
 use crate::head::{self, Rejection, Request, ResponseRules};
+use crate::http2::response_head::{Http2Head, HOP_BY_HOP};
 use crate::http2::{extended_connect, Shared};
 use crate::purge;
 use crate::tunnel;
 use crate::upstream::Pooled;
 
-/// Fields that mean something for one HTTP/1.1 connection only, never sent in HTTP/2
-/// (RFC 9113 §8.2.2).
-const HOP_BY_HOP: [&str; 6] =
-    ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te"];
-
-/// Room made at once for the heads on their way to and from the node (`Stream::out`):
-/// a usual head fits, so that it is not grown to its size step by step. Under 1 KiB,
-/// which glibc serves from its small bins.
+/// Room made at once for the head on its way to the node (`Stream::out`): a usual head
+/// fits, so that it is not grown to its size step by step.
 const OUT_BYTES: usize = 768;
 
 /// A response relayed whole.
@@ -378,7 +373,7 @@ impl Stream {
         }
         let request_end = if has_body { Instant::now() } else { at };
         let deadline = tokio::time::Instant::from_std(request_end) + t.upstream_response;
-        let response = loop {
+        let (response, head) = loop {
             let rules = ResponseRules {
                 max_headers: cfg.limits.max_headers,
                 via: &cfg.via,
@@ -389,18 +384,18 @@ impl Stream {
                 router_field: settings.router_field.as_deref(),
                 upgrade: self.req.upgrade,
             };
-            self.out.clear();
-            match head::parse_response(self.upstream_buf.filled(), &rules, &mut self.out) {
+            let mut head = Http2Head::new();
+            match head::rewrite_response(self.upstream_buf.filled(), &rules, &mut head) {
                 Ok(Some((len, response))) => {
                     self.upstream_buf.consume(len);
                     if response.is_interim() {
                         // 103 Early Hints and the like go ahead of the final response.
-                        if let Some(interim) = client_head(&self.out, cfg.limits.max_headers) {
+                        if let Some(interim) = head.into_response() {
                             let _ = self.respond.send_informational(interim);
                         }
                         continue;
                     }
-                    break response;
+                    break (response, head.into_response());
                 }
                 Ok(None) => {}
                 Err(_) => return Err(AttemptError::before(Fault::Upstream)),
@@ -445,7 +440,7 @@ impl Stream {
         if self.req.upgrade {
             if response.is_switch() {
                 // Boxed: rare, and its state would otherwise grow every attempt's future.
-                return Ok(Box::pin(self.tunnel(upstream, at)).await);
+                return Ok(Box::pin(self.tunnel(upstream, head, at)).await);
             }
             if (200..300).contains(&status) {
                 // A success would tell the client its tunnel is open: the node did not
@@ -454,8 +449,7 @@ impl Stream {
             }
         }
         let started = |fault| AttemptError { fault, response_started: Some(status) };
-        let head = client_head(&self.out, cfg.limits.max_headers)
-            .ok_or_else(|| AttemptError::before(Fault::Upstream))?;
+        let head = head.ok_or_else(|| AttemptError::before(Fault::Upstream))?;
         let empty = response.framing == BodyFraming::Empty;
         let mut send = self
             .respond
@@ -490,11 +484,16 @@ impl Stream {
     /// After the node's `101` to an extended CONNECT: `200` to the client, then the
     /// stream and the node connection tunnelled until either side closes, the tunnel
     /// idles or the router drains; the request stays in flight on its node all the while.
-    async fn tunnel<N: Pooled>(&mut self, mut upstream: N, at: Instant) -> Relayed {
+    async fn tunnel<N: Pooled>(
+        &mut self,
+        mut upstream: N,
+        head: Option<http::Response<()>>,
+        at: Instant,
+    ) -> Relayed {
         let t = &self.settings.config.timeouts;
         let times = tunnel::TunnelTimes { idle: t.tunnel_idle, half_closed: t.body };
         let mut end = Relayed { status: 502, bytes: 0, upstream_time: Duration::ZERO, at };
-        let Some(mut head) = client_head(&self.out, self.settings.config.limits.max_headers) else {
+        let Some(mut head) = head else {
             self.respond.send_reset(h2::Reason::INTERNAL_ERROR);
             return end;
         };
@@ -538,40 +537,6 @@ impl Stream {
             node,
             upstream,
         });
-    }
-}
-
-/// The response head rewritten for an HTTP/1.1 client (`head::parse_response`'s), as
-/// HTTP/2: the status and every field but the connection-specific ones. The field values
-/// share one copy of the head, rather than one allocation each.
-fn client_head(head: &[u8], max_headers: usize) -> Option<http::Response<()>> {
-    // The rewrite adds a few fields of its own to the node's.
-    let mut slots = http1::HeaderSlots::new();
-    let limits = http1::ResponseLimits { max_head_bytes: usize::MAX, max_fields: max_headers + 8 };
-    let parsed = http1::parse_response_head(head, &mut slots, &limits).ok()??;
-    let mut response = http::Response::new(());
-    *response.status_mut() = http::StatusCode::from_u16(parsed.status).ok()?;
-    let shared = Bytes::copy_from_slice(head);
-    let headers = response.headers_mut();
-    headers.reserve(parsed.fields().size_hint().0);
-    for (name, value) in parsed.fields() {
-        if !HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h)) {
-            let name = http::HeaderName::from_bytes(name.as_bytes()).ok()?;
-            let value =
-                http::HeaderValue::from_maybe_shared(shared_slice(&shared, head, value)).ok()?;
-            headers.append(name, value);
-        }
-    }
-    Some(response)
-}
-
-/// `part` of `whole` as the same bytes of `shared` (a copy of `whole`), or a copy of its
-/// own if it lies outside `whole`.
-fn shared_slice(shared: &Bytes, whole: &[u8], part: &[u8]) -> Bytes {
-    let start = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
-    match start.checked_add(part.len()) {
-        Some(end) if start <= whole.len() && end <= whole.len() => shared.slice(start..end),
-        _ => Bytes::copy_from_slice(part),
     }
 }
 
