@@ -321,11 +321,31 @@ impl HashRing {
         if accept(next) {
             return Some(next);
         }
-        // On from the buckets after, past the point `next` named.
-        let bucket = self.bucket_of(position) as usize;
-        let mut rest = Walk { ring: self, bucket, slot: held, sorted: None, left: len - visited };
-        rest.next();
-        rest.find(|&n| accept(n))
+        // On through the buckets after, a bucket's owners at a time (the longest walks,
+        // past runs of full nodes, are most of what `bounded` adds to `hash`), past the
+        // point `next` named, until once round the ring.
+        let (mut left, mut skip) = (len - visited - 1, 1);
+        let mut bucket = self.bucket_of(position) as usize;
+        let last = self.buckets.len() - 2;
+        while left > 0 {
+            bucket = if bucket == last { 0 } else { bucket + 1 };
+            let b = &self.buckets[bucket];
+            if b.crowded() {
+                let from = (b.first as usize + skip) % len;
+                let (head, tail) = self.points.split_at(from);
+                let mut rest = tail.iter().chain(head).take(left).map(|p| p.owner);
+                return rest.find(|&n| accept(n));
+            }
+            let owners = &b.owner[..usize::from(b.held)];
+            let owners = &owners[skip.min(owners.len())..];
+            skip -= skip.min(usize::from(b.held));
+            let owners = &owners[..owners.len().min(left)];
+            left -= owners.len();
+            if let Some(&owner) = owners.iter().find(|&&o| accept(NodeId(u32::from(o)))) {
+                return Some(NodeId(u32::from(owner)));
+            }
+        }
+        None
     }
 
     /// Owners of the points from `key`'s position clockwise, once round the ring. A node
