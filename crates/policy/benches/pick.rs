@@ -1,6 +1,6 @@
 //! The cost of one pick against the size of the cluster:
-//! `cargo bench -p policy --bench pick [-- PICKS] [--same-mix] [--pattern] [--spread] [POLICY…]` (default 2 M picks a
-//! measurement, every policy).
+//! `cargo bench -p policy --bench pick [-- PICKS] [--same-mix] [--pattern] [--spread]
+//! [--at=NODES] [POLICY…]` (default 2 M picks a measurement, every policy).
 //!
 //! A timing claim lives here, not in a test. For every policy, one pick is timed at 8,
 //! 100, 1,000 and 10,000 nodes over the same stream (Zipf(0.8) over 200,000 targets, so
@@ -21,6 +21,8 @@
 //! at the bound, of picks whose home is at it, and the ring points a pick reads.
 //! `--spread` prints the ring's balance at each size (what `hash` gives each node of many
 //! targets), for the default ring and for one without the whole ring's bound on points.
+//! `--at=NODES` times one round at that size alone (no table), for a profiler to read
+//! one policy at one size: `valgrind --tool=callgrind --cache-sim=yes … lard --at=10000`.
 //!
 //! The library reads no clock and prints nothing (`clippy.toml`); a benchmark of it must.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods, clippy::disallowed_macros)]
@@ -232,6 +234,15 @@ fn main() {
         PolicyKind::LardR,
         PolicyKind::Hacc,
     ];
+    let kinds = kinds.into_iter().filter(|k| named.is_empty() || named.contains(&k.name()));
+    if let Some(nodes) = args.iter().find_map(|a| a.strip_prefix("--at=")?.parse::<usize>().ok()) {
+        for kind in kinds {
+            let (picks, bookkeeping) = ns_per_pick(kind, nodes, &streams[0]);
+            let net = picks - bookkeeping;
+            println!("{} at {nodes} nodes: {picks:.1} ns a pick gross, {net:.1} net", kind.name());
+        }
+        return;
+    }
     let mix = if same_mix { "the 8-node mix at every size" } else { "one stream at every size" };
     println!("ns per pick, median of {ROUNDS} rounds of {picks} picks (sizes in turn; {mix});");
     println!(
@@ -241,7 +252,7 @@ fn main() {
         "{:<8} {:<6} {:>8} {:>8} {:>8} {:>8} {:>12}",
         "policy", "", 8, 100, 1000, 10000, "10000/8"
     );
-    for kind in kinds.into_iter().filter(|k| named.is_empty() || named.contains(&k.name())) {
+    for kind in kinds {
         let mut gross = vec![Vec::new(); SIZES.len()];
         let mut net = vec![Vec::new(); SIZES.len()];
         for _ in 0..ROUNDS {

@@ -251,15 +251,14 @@ impl Homes {
         if want == 0 {
             return c;
         }
-        for node in self.ring.walk(key) {
+        // The walk as `bounded` takes it, a bucket's owners at a time.
+        self.ring.first_accepted(key, |node| {
             if !c.as_slice().contains(&node) {
                 c.nodes[c.len] = node;
                 c.len += 1;
-                if c.len == want {
-                    break;
-                }
             }
-        }
+            c.len == want
+        });
         c
     }
 
