@@ -42,10 +42,8 @@ count() {
         --node "127.0.0.1:$origin_port" --threads 1 2>"$work/$1.log" &
     pid=$!
     pids+=("$pid")
-    for _ in $(seq 1 300); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-        sleep 0.1
-    done
+    # Under valgrind the router takes a while to start.
+    wait_port "$port" 30
     h2load -t 1 -c "$CLIENTS" -m "$STREAMS" -n "$WARMUP" "https://127.0.0.1:$port/1.bin" >/dev/null
     callgrind_control --zero "$pid" >/dev/null 2>&1
     ok=$(h2load -t 1 -c "$CLIENTS" -m "$STREAMS" -n "$REQUESTS" "https://127.0.0.1:$port/1.bin" |

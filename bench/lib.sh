@@ -56,9 +56,10 @@ for port in candidates:
 PY
 }
 
-# wait_port PORT: wait (at most 10 s) until something accepts on 127.0.0.1:PORT.
+# wait_port PORT [SECONDS]: wait (at most SECONDS, 10 unless given) until something
+# accepts on 127.0.0.1:PORT.
 wait_port() {
-    for _ in $(seq 1 100); do
+    for _ in $(seq 1 $((${2:-10} * 10))); do
         if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
         sleep 0.1
     done

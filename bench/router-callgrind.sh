@@ -62,10 +62,8 @@ instructions_per_request() {
         --threads 1 --admin "" $3 2>"$WORK/$2.log" &
     pid=$!
     PIDS+=("$pid")
-    for _ in $(seq 1 300); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-        sleep 0.1
-    done
+    # Under valgrind the router takes a while to start.
+    wait_port "$port" 30
     wrk -t1 -c"$CONNECTIONS" -d"${WARMUP}s" "http://127.0.0.1:$port/1.bin" >/dev/null
     # The counters start at zero after the warm-up (start-up and warm-up left out) and the
     # measured interval is dumped before the router is stopped (shutdown left out).

@@ -46,10 +46,11 @@
 //! read again on every request): it counts one request, yet every miss placed there
 //! waits seconds behind it. Counting those bytes as load keeps new targets, and the load
 //! an overloaded node sheds, off a node stalled behind a long read; every router reads the
-//! same reports, so they still agree. On logs with such files one router's shared
-//! placement went from 0.94× per-router LARD's throughput (geometric mean over logs, cache
-//! sizes and thresholds) to 1.12×, while EPA, whose largest file is 4.6 MiB, stays at
-//! 0.98–1.04× in every cell (docs/results/placement-at-scale.md).
+//! same reports, so they still agree. On logs with such files shared placement, measured
+//! with one router before a router alone took LARD's own rule ([`crate::roster`]), went
+//! from 0.94× per-router LARD's throughput (geometric mean over logs, cache sizes and
+//! thresholds) to 1.12×, while EPA, whose largest file is 4.6 MiB, stayed at 0.98–1.04× in
+//! every cell (docs/results/placement-at-scale.md).
 //!
 //! A ring rather than rendezvous hashing, because a pick must not cost O(nodes): the ring
 //! finds a target's candidates by one bucket-index lookup and a short walk, O(1) expected

@@ -68,6 +68,8 @@ struct Reported {
     cpu_pct: f64,
     disk_pct: f64,
     in_flight: u32,
+    /// How many routers it says poll it (0: it does not say, as nginx does not).
+    routers: u32,
     miss_bytes: u64,
 }
 
@@ -105,10 +107,8 @@ pub struct LoadView {
     /// The nodes whose [`LoadView::load`] changed lately, so an index of loads kept beside
     /// the view ([`crate::least_index`]) follows them without reading every node.
     changes: LoadChanges,
-    /// How many routers each node says poll it (0: it does not say, as nginx does not).
-    routers: Vec<u32>,
-    /// The largest of `routers`: how many routers place targets on these nodes, as far as
-    /// any node knows ([`LoadView::routers`]).
+    /// The most routers any node reports polling it: how many routers place targets on
+    /// these nodes, as far as any node knows ([`LoadView::routers`]).
     most_routers: u32,
 }
 
@@ -179,7 +179,6 @@ impl LoadView {
             shares_epoch: 0,
             counts_reported: false,
             changes: LoadChanges::default(),
-            routers: vec![0; n],
             most_routers: 0,
         }
     }
@@ -224,7 +223,6 @@ impl LoadView {
             self.capacity.resize(n, 0);
             self.cached.resize(n, (0, 0));
             self.warmth.resize(n, 1.0);
-            self.routers.resize(n, 0);
         }
     }
 
@@ -444,11 +442,11 @@ impl LoadView {
     /// unless the node that reported the most now reports fewer (then O(nodes)).
     pub fn report_routers(&mut self, node: NodeId, routers: u32) {
         self.resize(node.index() + 1);
-        let before = std::mem::replace(&mut self.routers[node.index()], routers);
+        let before = std::mem::replace(&mut self.reported[node.index()].routers, routers);
         if routers >= self.most_routers {
             self.most_routers = routers;
         } else if before == self.most_routers {
-            self.most_routers = self.routers.iter().copied().max().unwrap_or(0);
+            self.most_routers = self.reported.iter().map(|r| r.routers).max().unwrap_or(0);
         }
     }
 
