@@ -96,6 +96,19 @@ pub fn placement_load(view: &LoadView, node: NodeId) -> f64 {
 /// spread in a node's share of targets, 1.5 MiB of ring per 1,000 nodes.
 const POINTS: f64 = 128.0;
 
+/// Points on the whole ring at most: past this every node's points halve, as often as it
+/// takes, so the ring stays within a 2 MiB bucket table and a 4 MiB array of points (up
+/// to 2,048 nodes of equal weight nothing is halved). A new or overloaded target reads
+/// the ring at a random place, and a ring larger than the CPU's caches makes that read a
+/// wait for memory: at 10,000 nodes 128 points each were 20 MiB of points and a pick cost
+/// 2.5–3× one at 8 nodes. Halving rather than scaling to the bound keeps every count the
+/// same while the cluster stays within one power of two, as the weights' unit does: only
+/// a membership that crosses a power of two re-spreads the targets (each node then keeps
+/// the first half of its points, so a target moves only off a point that went). Fewer
+/// points widen the spread of first choices (±25% at 16 points a node); the least loaded
+/// of [`CANDIDATES`] evens out the load they bring.
+const MAX_POINTS: f64 = (1 << 18) as f64;
+
 /// What a node that reports no cache capacity (nginx, Apache, a node not heard from yet)
 /// counts as: larder node's default cache, 64 MiB.
 pub const UNREPORTED_CAPACITY: u64 = 64 << 20;
@@ -133,6 +146,9 @@ pub struct Homes {
     total: f64,
     /// Whether every member weighs the same (configured weight × capacity × warmth).
     even: bool,
+    /// Rings built so far: what a remembered answer was computed on
+    /// ([`crate::candidate_memo`]).
+    ring_version: u64,
 }
 
 /// A target's candidates, best first, without allocating.
@@ -197,11 +213,14 @@ impl Homes {
         // A unit that one node's change rarely moves: the heaviest weight rounded up to a
         // power of two (warmth left out, so nodes warming up move nothing but their own).
         let unit = if heaviest > 0.0 { heaviest.log2().ceil().exp2() } else { 1.0 };
-        let points = weighed.iter().map(|(m, weight, warmth)| {
-            let count = (POINTS * weight * warmth / unit).round().max(1.0) as u64;
-            (m.id, m.name, count)
+        let asked = |m: &(Member, f64, f64)| POINTS * m.1 * m.2 / unit;
+        let halvings = halvings(weighed.iter().map(asked).sum());
+        let points = weighed.iter().map(|w| {
+            let count = (asked(w) / halvings).round().max(1.0) as u64;
+            (w.0.id, w.0.name, count)
         });
         self.ring.place_points(points);
+        self.ring_version += 1;
         let len = self.members.last().map_or(0, |m| m.id.index() + 1);
         self.weights = vec![0.0; len];
         self.total = 0.0;
@@ -224,6 +243,11 @@ impl Homes {
         } else {
             0.0
         }
+    }
+
+    /// Rings built so far: candidates computed at one version are valid while it lasts.
+    pub fn ring_version(&self) -> u64 {
+        self.ring_version
     }
 
     /// Whether every member weighs the same as of the last [`Homes::sync`] (configured
@@ -296,7 +320,18 @@ impl Homes {
         room: impl Fn(f64, f64) -> bool,
         skip: impl Fn(NodeId) -> bool,
     ) -> Option<(NodeId, f64)> {
-        let candidates = self.candidates(key);
+        self.choose_among(&self.candidates(key), key, view, room, skip)
+    }
+
+    /// [`Homes::choose`] over `key`'s `candidates` computed before (on the current ring).
+    pub fn choose_among(
+        &self,
+        candidates: &Candidates,
+        key: TargetKey,
+        view: &LoadView,
+        room: impl Fn(f64, f64) -> bool,
+        skip: impl Fn(NodeId) -> bool,
+    ) -> Option<(NodeId, f64)> {
         let open = || {
             let open = candidates.as_slice().iter().copied().filter(|&n| !skip(n));
             open.map(|n| (n, placement_load(view, n)))
@@ -313,6 +348,16 @@ impl Homes {
         let first = || open().find(|c| relative(c) <= bar && fits(c));
         let (node, _) = holder.or_else(first).unwrap_or(least);
         Some((node, view.load(node)))
+    }
+}
+
+/// The power of two the points asked for (`asked` in all) are divided by to stay within
+/// [`MAX_POINTS`]: 1 while they fit.
+fn halvings(asked: f64) -> f64 {
+    if asked > MAX_POINTS {
+        (asked / MAX_POINTS).log2().ceil().exp2()
+    } else {
+        1.0
     }
 }
 
@@ -463,6 +508,29 @@ mod tests {
         v.set_capacity(NodeId(0), 0);
         let shares = firsts(&synced(&NodeState::uniform(4), &v), 4, 30_000);
         assert!((shares[0] / shares[1] - 4.0).abs() < 0.8, "{shares:?}");
+    }
+
+    #[test]
+    fn past_its_bound_the_ring_halves_every_node_alike() {
+        let points = |n: usize| homes(&NodeState::uniform(n)).ring.point_count();
+        assert_eq!(points(2_048), 2_048 * 128, "within the bound nothing is halved");
+        assert_eq!(points(2_049), 2_049 * 64);
+        assert_eq!(points(10_000), 10_000 * 16);
+        // Within one power of two a node that joins moves only the targets it takes:
+        // every other target keeps its candidates in order, the newcomer slotted in.
+        let before = homes(&NodeState::uniform(3_000));
+        let after = homes(&NodeState::uniform(3_001));
+        let newcomer = NodeId(3_000);
+        let mut moved = 0;
+        for k in 0..5_000 {
+            let old = before.candidates(TargetKey(k));
+            let new = after.candidates(TargetKey(k));
+            let kept: Vec<NodeId> =
+                new.as_slice().iter().copied().filter(|&n| n != newcomer).collect();
+            assert_eq!(kept, old.as_slice()[..kept.len()], "target {k}");
+            moved += usize::from(new.as_slice()[0] == newcomer);
+        }
+        assert!(moved < 20, "{moved} of 5,000 first choices went to one newcomer of 3,001");
     }
 
     #[test]

@@ -21,7 +21,8 @@
 //! - [`ring`]: the consistent-hash ring on node names shared by [`hash`] and [`bounded`];
 //!   [`home`]: where a target this router has not placed goes, alike on every router
 //!   (d candidates on a ring of node names weighed by weights and reported cache
-//!   capacities; the least loaded of them, or the one that holds the target).
+//!   capacities; the least loaded of them, or the one that holds the target);
+//!   [`candidate_memo`]: the candidates of targets that spill, computed once per ring.
 //! - shared by the placement policies: [`roster`] (eligible nodes, least-loaded selection
 //!   with rotating tie-breaks, LARD's overload test) and [`table`] (the target table,
 //!   bounded by `table_cap`, evicting the coldest target); [`server_set`] is `lard-r`'s
@@ -38,6 +39,7 @@
 
 pub mod bounded;
 pub mod build;
+pub mod candidate_memo;
 pub mod class;
 pub mod decayed;
 pub mod hacc;

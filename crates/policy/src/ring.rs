@@ -250,6 +250,11 @@ impl HashRing {
     }
 
     /// Distinct nodes on the ring (the eligible nodes).
+    /// Points on the ring, over all nodes.
+    pub fn point_count(&self) -> usize {
+        self.points.len()
+    }
+
     pub fn node_count(&self) -> usize {
         self.nodes
     }

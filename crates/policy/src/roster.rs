@@ -29,6 +29,7 @@
 //! alone stays where it is, and the shared rule's holders-first step finds those copies for
 //! new choices.
 
+use crate::candidate_memo::CandidateMemo;
 use crate::home::{Candidates, Capacity, Homes, CANDIDATES};
 use crate::{LoadView, NodeId, NodeState, PlacementMode, TargetKey};
 
@@ -51,6 +52,8 @@ pub struct Roster {
     homes: Homes,
     /// Bumped whenever the shared first choices' membership changes.
     generation: u64,
+    /// Candidates of the targets that spill and of hot targets, per ring.
+    memo: CandidateMemo,
 }
 
 impl Roster {
@@ -141,10 +144,17 @@ impl Roster {
     /// T_low"): the least loaded of `key`'s candidates when placement is shared (a sample
     /// of d, O(d)), the least loaded eligible node per router (O(nodes), the paper's rule).
     pub fn least_for(&mut self, key: TargetKey, view: &LoadView) -> Option<(NodeId, f64)> {
-        match self.candidates(key) {
-            Some(candidates) => least_of(candidates.as_slice().iter().copied(), view),
-            None => self.least_loaded(view),
+        match self.mode.is_shared() {
+            true => least_of(self.remembered(key).as_slice().iter().copied(), view),
+            false => self.least_loaded(view),
         }
+    }
+
+    /// `key`'s candidates ([`Homes::candidates`]), from the memo when this ring has
+    /// answered for it before: for targets asked about on many requests.
+    fn remembered(&mut self, key: TargetKey) -> Candidates {
+        let homes = &self.homes;
+        self.memo.get(key, homes.ring_version(), || homes.candidates(key))
     }
 
     /// Changes so far to what shared first choices depend on (membership and weights
@@ -168,7 +178,8 @@ impl Roster {
         match self.mode {
             PlacementMode::Shared | PlacementMode::SharedEqual => {
                 let room = |load: f64, _least: f64| load < holder_below;
-                self.homes.choose(key, view, room, skip)
+                let candidates = self.remembered(key);
+                self.homes.choose_among(&candidates, key, view, room, skip)
             }
             PlacementMode::PerRouter => self.least_loaded(view),
         }
