@@ -23,7 +23,10 @@
 //! it; the cap must therefore be at least the number of pools.
 
 use crate::spec::{ClassPool, Param, PolicyKind, PolicySpec, SpecError};
-use crate::{ClassId, LoadView, Nanos, NodeId, NodeState, Outcome, Policy, PolicyStats, Target};
+use crate::{
+    ClassId, LoadView, Nanos, NodeId, NodeState, Outcome, PlacementMode, Policy, PolicyStats,
+    Target,
+};
 
 /// The inner policy of the rest pool and of the default pools.
 pub const DEFAULT_INNER: PolicyKind = PolicyKind::Lard;
@@ -167,5 +170,11 @@ impl Policy for Class {
 
     fn placement(&self, target: &Target) -> Vec<NodeId> {
         self.pools[self.pool_of(target.class)].policy.placement(target)
+    }
+
+    /// The rule of the first pool that keeps a placement (pools share the view, so they
+    /// agree on whether this router is alone).
+    fn placement_followed(&self) -> Option<PlacementMode> {
+        self.pools.iter().find_map(|p| p.policy.placement_followed())
     }
 }

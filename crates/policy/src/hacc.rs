@@ -43,7 +43,8 @@ use crate::decayed::Decayed;
 use crate::roster::{least_of, overloaded, Roster};
 use crate::table::TargetTable;
 use crate::{
-    LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target, TargetKey,
+    LoadView, Nanos, NodeId, NodeState, PlacementMode, Policy, PolicySpec, PolicyStats, Target,
+    TargetKey,
 };
 
 /// Fewer (decayed) requests than this are too few to call a subtree hot: a cold start
@@ -353,6 +354,10 @@ impl Policy for Hacc {
                 }
             }
         }
+    }
+
+    fn placement_followed(&self) -> Option<PlacementMode> {
+        Some(self.roster.mode())
     }
 
     fn stats(&self) -> PolicyStats {

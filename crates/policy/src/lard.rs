@@ -24,7 +24,9 @@
 
 use crate::roster::{overloaded, Roster};
 use crate::table::TargetTable;
-use crate::{LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target};
+use crate::{
+    LoadView, Nanos, NodeId, NodeState, PlacementMode, Policy, PolicySpec, PolicyStats, Target,
+};
 
 /// Where a target is served and the shared-choice epoch it was last checked at.
 struct Placed {
@@ -101,6 +103,10 @@ impl Policy for Lard {
             let roster = &self.roster;
             self.table.retain(|_, placed| roster.is_eligible(placed.node));
         }
+    }
+
+    fn placement_followed(&self) -> Option<PlacementMode> {
+        Some(self.roster.mode())
     }
 
     fn stats(&self) -> PolicyStats {

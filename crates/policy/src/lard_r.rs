@@ -50,7 +50,8 @@ use crate::roster::{least_of, most_of, overloaded, Roster};
 use crate::server_set::ServerSet;
 use crate::table::TargetTable;
 use crate::{
-    LoadView, Nanos, NodeId, NodeState, Policy, PolicySpec, PolicyStats, Target, TargetKey,
+    LoadView, Nanos, NodeId, NodeState, PlacementMode, Policy, PolicySpec, PolicyStats, Target,
+    TargetKey,
 };
 
 /// One target's servers and when the set last changed.
@@ -254,6 +255,10 @@ impl Policy for LardR {
                 kept
             });
         }
+    }
+
+    fn placement_followed(&self) -> Option<PlacementMode> {
+        Some(self.roster.mode())
     }
 
     fn stats(&self) -> PolicyStats {

@@ -1,6 +1,6 @@
 //! The seam between mechanism (router, simulator) and policy.
 
-use crate::{LoadView, Nanos, NodeId, NodeState, Target};
+use crate::{LoadView, Nanos, NodeId, NodeState, PlacementMode, Target};
 
 /// How a dispatched request ended, as the policy hears it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -54,5 +54,13 @@ pub trait Policy: Send {
     /// (for the admin `/targets`); empty for policies that place nothing.
     fn placement(&self, _target: &Target) -> Vec<NodeId> {
         Vec::new()
+    }
+
+    /// The placement rule the last pick followed, for the admin `/stats`: the one
+    /// configured, or [`PlacementMode::PerRouter`] while a shared placement's router is
+    /// alone in front of a few equal nodes ([`crate::roster`]). `None` for policies that
+    /// keep no placement.
+    fn placement_followed(&self) -> Option<PlacementMode> {
+        None
     }
 }

@@ -148,6 +148,7 @@ fn placement(p: &Placement, now: Instant) -> PlacementStats {
         recent_picks_of_reporting_nodes: picks,
         recent_picks_on_holders: share,
         routers: p.view.routers(),
+        following: p.policy.placement_followed().map(|m| m.name().to_string()),
     }
 }
 

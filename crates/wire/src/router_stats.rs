@@ -75,6 +75,11 @@ pub struct PlacementStats {
     /// router in front of a few equal nodes is alone and places as per-router LARD.
     #[serde(default)]
     pub routers: u32,
+    /// The placement the last pick followed, by its config name: `mode`, or `per-router`
+    /// while a shared placement's router is alone (absent for policies that place
+    /// nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub following: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

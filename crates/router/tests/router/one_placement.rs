@@ -120,6 +120,7 @@ async fn two_routers_send_a_target_to_the_same_node() {
         assert_eq!(disagreements(&a, &b).await, 0, "{kind}: shared placement");
         let stats = admin_json(a.admin, "/stats").await;
         assert_eq!(stats["placement"]["mode"], "shared");
+        assert_eq!(stats["placement"]["following"], "shared", "{kind}: not alone");
         a.stop().await;
         b.stop().await;
         // The same with each router's own least-loaded choices: they do disagree, which
@@ -183,6 +184,12 @@ async fn nodes_count_the_routers_polling_them() {
     wait_for_routers(&a, 1).await;
     assert_eq!(node_routers(nodes.addrs[0]), 1);
     assert_eq!(node_routers(nodes.addrs[1]), 1);
+    // Alone in front of two equal nodes, the router says it follows LARD's own rule.
+    wait_for_capacities(&a, 2).await;
+    served_by(&a, &path(0)).await;
+    let stats = admin_json(a.admin, "/stats").await;
+    assert_eq!(stats["placement"]["mode"], "shared");
+    assert_eq!(stats["placement"]["following"], "per-router");
     let b = RunningRouter::start(nodes.router_config("lard", "shared")).await;
     wait_for_routers(&a, 2).await;
     wait_for_routers(&b, 2).await;
