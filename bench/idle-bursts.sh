@@ -15,8 +15,9 @@
 # bench/idle-connections.sh measures one burst's cost per connection. Settings
 # (environment): BURSTS (10), CONNECTIONS (5000), PROTOCOL (http1; h2c is HTTP/2 by
 # prior knowledge, h2 is HTTP/2 over TLS by ALPN), CLOSE_SECONDS (0), THREADS router
-# worker threads (2), LARDER (path to a release binary; built if unset). Takes about 25 s
-# a burst. Touches only loopback.
+# worker threads (2), TARGET (route; node measures larder node alone, its clients
+# connecting straight to it, HTTP/1.1 only), LARDER (path to a release binary; built if
+# unset). Takes about 25 s a burst. Touches only loopback.
 set -euo pipefail
 
 BURSTS=${BURSTS:-10}
@@ -24,6 +25,7 @@ CONNECTIONS=${CONNECTIONS:-5000}
 CLOSE_SECONDS=${CLOSE_SECONDS:-0}
 THREADS=${THREADS:-2}
 PROTOCOL=${PROTOCOL:-http1}
+TARGET=${TARGET:-route}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 root=$(cd "$here/.." && pwd)
@@ -32,7 +34,19 @@ larder=$(larder_binary "$root")
 start_work
 small_docroot
 start_larder_node "$larder" "$work/www"
-start_idle_route "$larder" "$PROTOCOL" --threads "$THREADS"
+case $TARGET in
+route) start_idle_route "$larder" "$PROTOCOL" --threads "$THREADS" ;;
+node)
+    # The node alone, its clients connecting straight to it (it speaks HTTP/1.1 only).
+    [ "$PROTOCOL" = http1 ] || { echo "TARGET=node takes PROTOCOL=http1 only" >&2; exit 1; }
+    router=${pids[-1]}
+    client_port=$node_port
+    ;;
+*)
+    echo "TARGET must be route or node" >&2
+    exit 1
+    ;;
+esac
 
 PYTHONPATH="$here" python3 - "$router" "$client_port" "$CONNECTIONS" "$BURSTS" "$CLOSE_SECONDS" "$PROTOCOL" <<'EOF'
 import sys, time

@@ -1,6 +1,6 @@
 //! `larder`: the one binary. Each subcommand lives in its own file under `cmd/`.
 
-// `unsafe` only in `memory.rs` (one libc call); everywhere else it is an error.
+// `unsafe` only in `memory.rs` (the allocator's collect calls); everywhere else it is an error.
 #![deny(unsafe_code)]
 
 use clap::{Parser, Subcommand};
@@ -43,6 +43,12 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // Servers give the memory of bursts of clients back (`memory`); one-shot commands exit.
+    if matches!(cli.command, Command::Node(_) | Command::Route(_) | Command::Peer(_)) {
+        if let Err(e) = memory::purge_in_background() {
+            eprintln!("larder: warning: cannot start the memory purge thread ({e})");
+        }
+    }
     let result = match cli.command {
         Command::Trace(args) => cmd::trace::run(args),
         Command::Sim(args) => cmd::sim::run(*args),

@@ -13,12 +13,35 @@
 //! code on a chosen worker: asking bumps a counter, and each worker compares it with the
 //! count it last served when it parks (goes idle), which is also when a burst has left;
 //! a few empty tasks spawned with the ask wake the workers that are parked already.
+//!
+//! Pages a thread frees whole go back to the allocator's arenas at once, but the arenas
+//! give them to the kernel only after a delay (1 s), and only when some thread next
+//! allocates or collects. A node that goes idle after a burst of 5,000 clients did
+//! neither, and kept 50 MiB (3.3× its idle level) for good. The arenas are the whole
+//! process's, so one thread of its own that collects once a second gives them back for
+//! every thread ([`purge_in_background`]).
 
 #![allow(unsafe_code)]
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+/// How often the background thread gives back what the arenas hold past their delay.
+const PURGE_EVERY: Duration = Duration::from_secs(1);
+
+/// Start a thread that, once a second, gives the kernel the memory the allocator's arenas
+/// hold freed past their purge delay: for the whole process, whichever thread freed it.
+/// A collection with nothing to give back costs a few atomic loads.
+pub fn purge_in_background() -> std::io::Result<()> {
+    std::thread::Builder::new().name("larder-purge".into()).spawn(|| loop {
+        std::thread::sleep(PURGE_EVERY);
+        // SAFETY: as in `collect_if_asked`; this thread allocates nothing of its own, so
+        // what it collects is the arenas' expired purges, which are program-wide.
+        unsafe { libmimalloc_sys::mi_collect(false) };
+    })?;
+    Ok(())
+}
 
 /// Below this peak (bytes) there is too little memory to bother.
 const WORTH_TRIMMING: usize = 8 << 20;
