@@ -32,6 +32,7 @@ use crate::event_queue::EventQueue;
 use crate::front_ends::FrontEnds;
 use crate::membership::Churn;
 use crate::policy_targets::PolicyTargets;
+use crate::prefetch::prefetch;
 use crate::{ideal_hit_ratio, Model, NodeResult, RunResult, SimConfig, SimError, Spread};
 
 /// What the caller hears of each completed request (tests count them).
@@ -356,7 +357,9 @@ impl<'w> Simulator<'w> {
                 // Likewise the next request's target, as the policy and the node read it.
                 if let Some(r) = w.requests.get(index as usize + 1) {
                     targets.touch(r.target);
-                    std::hint::black_box(costs.hit_cpu.get(r.target as usize).copied());
+                    if let Some(cost) = costs.hit_cpu.get(r.target as usize) {
+                        prefetch(cost);
+                    }
                 }
                 if churn.pending() {
                     if let Some(restarted) = churn.due(request.time_ms) {
@@ -415,8 +418,8 @@ impl<'w> Simulator<'w> {
             let Some((time, server, slot)) = events.pop() else { break };
             // Start reading the next event's flight now, so that cache miss overlaps this
             // event's work instead of stalling the next.
-            if let Some(next) = events.peek_slot() {
-                std::hint::black_box(flights.get(next as usize).map(|f| f.node));
+            if let Some(f) = events.peek_slot().and_then(|next| flights.get(next as usize)) {
+                prefetch(f);
             }
             now = time;
             cpus.ended(server, now, &mut events);
