@@ -35,6 +35,11 @@ use crate::policy_targets::PolicyTargets;
 use crate::prefetch::prefetch;
 use crate::{ideal_hit_ratio, Model, NodeResult, RunResult, SimConfig, SimError, Spread};
 
+/// How many requests ahead of the one dispatched the policy's memory is loaded: far
+/// enough that the load completes before the pick, near enough that the line is still in
+/// the CPU's first-level cache then.
+const PICK_AHEAD: usize = 2;
+
 /// What the caller hears of each completed request (tests count them).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Completion {
@@ -354,6 +359,12 @@ impl<'w> Simulator<'w> {
                     next_publish = (now / publish_every + 1) * publish_every;
                 }
                 let request = w.requests[index as usize];
+                // The policy's entry for a request a little ahead, so that its misses
+                // overlap the events in between.
+                let ahead = index as usize + PICK_AHEAD;
+                if let Some(r) = w.requests.get(ahead) {
+                    front_ends.upcoming(ahead as u64, r.client, &targets.get(r.target));
+                }
                 // Likewise the next request's target, as the policy and the node read it.
                 if let Some(r) = w.requests.get(index as usize + 1) {
                     targets.touch(r.target);
