@@ -569,7 +569,11 @@ fn arrive(
     }
     let (stage, service) = match hit {
         true => (Stage::Send, costs.hit_cpu[f.target as usize]),
-        false => (Stage::Setup, m.setup_ns),
+        false => {
+            // Read when the set-up ends, many events from now.
+            prefetch(&costs.miss[f.target as usize]);
+            (Stage::Setup, m.setup_ns)
+        }
     };
     f.stage = stage;
     cpus.run(nodes, Worker::Loop(f.node), slot, service, now, events);
