@@ -40,6 +40,13 @@ impl<K: Copy + Ord> Heap4<K> {
     }
 
     /// Replace the smallest key by `key` (or remove it, with `None`).
+    ///
+    /// Bottom-up: the smallest children move up a level all the way to a leaf, without
+    /// comparing them with `key`, and `key` then rises from there. A server's next
+    /// completion ranks anywhere among the others, so it mostly belongs near the bottom
+    /// (three quarters of a 4-ary heap are leaves): the rise is short, and the walk down
+    /// has no hard-to-predict "stop here" test at each level. Keys are unique, so the
+    /// order of pops is the same whatever the layout.
     fn replace_top(&mut self, key: Option<K>) {
         let key = match key {
             Some(key) => key,
@@ -64,11 +71,16 @@ impl<K: Copy + Ord> Heap4<K> {
             } else {
                 break;
             };
-            if key <= keys[best] {
-                break;
-            }
             keys[i] = keys[best];
             i = best;
+        }
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if keys[parent] <= key {
+                break;
+            }
+            keys[i] = keys[parent];
+            i = parent;
         }
         keys[i] = key;
     }
