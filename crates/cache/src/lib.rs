@@ -8,8 +8,8 @@
 //! - [`ByteCache`] (`byte_cache.rs`): the trait every cache implements; [`CacheStats`] its
 //!   counters.
 //! - [`Cache`] (`cache.rs`): the engine shared by every policy: a key → slot index
-//!   (`probe_index.rs`, open addressing), a slab of entries, byte accounting and statistics. What to evict is asked of a
-//!   [`Replacement`] order.
+//!   (`probe_index.rs`, open addressing), a slab of entries, byte accounting and
+//!   statistics. What to evict is asked of a [`Replacement`] order.
 //! - [`Lru`] (`lru.rs`): least recently used, O(1) per operation (intrusive list).
 //! - [`GreedyDualSize`] (`gds.rs`): GreedyDual-Size, the replacement the LARD paper's
 //!   simulator used; O(log n) per operation.
