@@ -1,9 +1,10 @@
 //! The cache engine every replacement order shares: index, slab, bytes and counters.
 //!
 //! Entries live in a slab (`Vec`) and are found through an index from key to slot
-//! number (`probe_index.rs`). Freed slots are reused, so once the cache has been full once, no operation
-//! allocates (apart from cloning the key into the index on insert). The replacement
-//! order ([`Replacement`]) keeps its own per-slot data and only answers "who goes next".
+//! number (`probe_index.rs`). Freed slots are reused, so once the cache has been full
+//! once, no operation allocates (apart from cloning the key into the index on insert).
+//! The replacement order ([`Replacement`]) keeps its own per-slot data and only answers
+//! "who goes next".
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash};
