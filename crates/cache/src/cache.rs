@@ -1,15 +1,16 @@
 //! The cache engine every replacement order shares: index, slab, bytes and counters.
 //!
-//! Entries live in a slab (`Vec`) and are found through a hash map from key to slot
-//! number. Freed slots are reused, so once the cache has been full once, no operation
-//! allocates (apart from cloning the key into the index on insert). The replacement
-//! order ([`Replacement`]) keeps its own per-slot data and only answers "who goes next".
+//! Entries live in a slab (`Vec`) and are found through an index from key to slot
+//! number (`probe_index.rs`). Freed slots are reused, so once the cache has been full
+//! once, no operation allocates (apart from cloning the key into the index on insert).
+//! The replacement order ([`Replacement`]) keeps its own per-slot data and only answers
+//! "who goes next".
 
 use std::collections::hash_map::RandomState;
-use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 
 use crate::byte_cache::{ByteCache, CacheStats};
+use crate::probe_index::ProbeIndex;
 
 /// Most entries one cache holds, whatever their bytes (slot numbers are `u32`); beyond
 /// it the cache evicts as if it were full. Reaching it takes hundreds of gigabytes.
@@ -40,7 +41,7 @@ struct Slot<K, V> {
 /// A byte-bounded cache whose eviction order is `R`. Use it through the aliases
 /// [`crate::Lru`] and [`crate::GreedyDualSize`].
 pub struct Cache<K, V, R, S = RandomState> {
-    index: HashMap<K, u32, S>,
+    index: ProbeIndex<K, S>,
     slots: Vec<Slot<K, V>>,
     free: Vec<u32>,
     used: u64,
@@ -58,7 +59,7 @@ where
     /// An empty cache of `capacity_bytes` evicting in `order`, hashing keys with `hasher`.
     pub fn with_order(capacity_bytes: u64, order: R, hasher: S) -> Self {
         Cache {
-            index: HashMap::with_hasher(hasher),
+            index: ProbeIndex::with_hasher(hasher),
             slots: Vec::new(),
             free: Vec::new(),
             used: 0,
@@ -70,13 +71,13 @@ where
 
     /// The value for `key` without counting a lookup or touching the eviction order.
     pub fn peek(&self, key: &K) -> Option<&V> {
-        let slot = *self.index.get(key)?;
+        let slot = self.index.get(key)?;
         self.slots[slot as usize].entry.as_ref().map(|(_, v)| v)
     }
 
     /// As [`Cache::peek`], mutable.
     pub fn peek_mut(&mut self, key: &K) -> Option<&mut V> {
-        let slot = *self.index.get(key)?;
+        let slot = self.index.get(key)?;
         self.slots[slot as usize].entry.as_mut().map(|(_, v)| v)
     }
 
@@ -122,7 +123,7 @@ where
 
     fn lookup(&mut self, key: &K) -> Option<u32> {
         match self.index.get(key) {
-            Some(&slot) => {
+            Some(slot) => {
                 self.stats.hits += 1;
                 self.order.touched(slot);
                 Some(slot)
@@ -194,7 +195,7 @@ where
     /// An entry larger than the whole cache is refused, and any older entry for the same
     /// key is dropped with it so that a stale value is never served.
     fn insert(&mut self, key: K, value: V, bytes: u64) -> usize {
-        if let Some(&slot) = self.index.get(&key) {
+        if let Some(slot) = self.index.get(&key) {
             self.vacate(slot);
         }
         if bytes > self.capacity {
@@ -221,7 +222,7 @@ where
     }
 
     fn remove(&mut self, key: &K) -> Option<V> {
-        let slot = *self.index.get(key)?;
+        let slot = self.index.get(key)?;
         Some(self.vacate(slot))
     }
 

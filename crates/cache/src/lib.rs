@@ -7,9 +7,9 @@
 //! Map of the crate:
 //! - [`ByteCache`] (`byte_cache.rs`): the trait every cache implements; [`CacheStats`] its
 //!   counters.
-//! - [`Cache`] (`cache.rs`): the engine shared by every policy: a key → slot hash index,
-//!   a slab of entries, byte accounting and statistics. What to evict is asked of a
-//!   [`Replacement`] order.
+//! - [`Cache`] (`cache.rs`): the engine shared by every policy: a key → slot index
+//!   (`probe_index.rs`, open addressing), a slab of entries, byte accounting and
+//!   statistics. What to evict is asked of a [`Replacement`] order.
 //! - [`Lru`] (`lru.rs`): least recently used, O(1) per operation (intrusive list).
 //! - [`GreedyDualSize`] (`gds.rs`): GreedyDual-Size, the replacement the LARD paper's
 //!   simulator used; O(log n) per operation.
@@ -24,6 +24,7 @@ mod fx_hash;
 mod gds;
 mod kind;
 mod lru;
+mod probe_index;
 
 pub use byte_cache::{ByteCache, CacheStats};
 pub use cache::{Cache, Replacement, MAX_ENTRIES};

@@ -98,6 +98,10 @@ impl Policy for Lard {
         Some(*server)
     }
 
+    fn upcoming(&self, target: &Target, touch: &mut dyn FnMut(*const u8, usize)) {
+        self.table.upcoming(target.key, touch);
+    }
+
     fn membership(&mut self, nodes: &[NodeState], _now: Nanos) {
         if self.roster.update(nodes) {
             let roster = &self.roster;

@@ -243,6 +243,10 @@ impl Policy for LardR {
         Some(node)
     }
 
+    fn upcoming(&self, target: &Target, touch: &mut dyn FnMut(*const u8, usize)) {
+        self.table.upcoming(target.key, touch);
+    }
+
     fn membership(&mut self, nodes: &[NodeState], now: Nanos) {
         if self.roster.update(nodes) {
             let roster = &self.roster;

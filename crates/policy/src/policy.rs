@@ -39,6 +39,11 @@ pub trait Policy: Send {
     /// Choose a node for this request, or `None` when no node can take it.
     fn pick(&mut self, target: &Target, view: &LoadView, now: Nanos) -> Option<NodeId>;
 
+    /// Tell `touch` the memory, as (address, bytes), a pick of `target` reads first, for
+    /// a caller that knows which requests come next (a simulator replaying a stream) and
+    /// can have it loaded ahead. Only addresses are computed: nothing is read or changed.
+    fn upcoming(&self, _target: &Target, _touch: &mut dyn FnMut(*const u8, usize)) {}
+
     /// The request finished on `node`.
     fn done(&mut self, _node: NodeId, _target: &Target, _outcome: Outcome, _now: Nanos) {}
 

@@ -15,22 +15,41 @@
 //! their last use, exactly the live uses the queue would hold by then (ticks are unique),
 //! so the victims are the same; a table that never fills (the default cap is a million
 //! targets) never pays for the queue or its rebuilds.
+//!
+//! The entries sit in an open-addressed table (linear probing) whose keys and ticks are
+//! kept apart from the values: a lookup probes a compact array of 16-byte keys, four to
+//! a cache line, and reads one value. A target's first slot is a function of its key
+//! alone, so a caller that knows which targets come next (a simulator replaying a
+//! stream) can load that memory ahead ([`TargetTable::upcoming`]).
 
-use std::collections::{HashMap, VecDeque};
-
-use cache::FxBuildHasher;
+use std::collections::VecDeque;
 
 use crate::TargetKey;
 
-/// An entry's value and the tick of its last use.
-struct Entry<V> {
-    value: V,
+/// A slot's key and the tick of its entry's last use ([`VACANT`]: no entry).
+#[derive(Copy, Clone)]
+struct Slot {
+    key: TargetKey,
     used: u64,
 }
 
+/// The tick of an empty slot (ticks count uses and never reach it).
+const VACANT: u64 = u64::MAX;
+
+const EMPTY: Slot = Slot { key: TargetKey(0), used: VACANT };
+
+/// Slots of the first allocation (a power of two, as every size).
+const MIN_SLOTS: usize = 16;
+
 /// Target → `V` (a node, a server set, a subtree's record), at most `cap` entries.
 pub struct TargetTable<V> {
-    entries: HashMap<TargetKey, Entry<V>, FxBuildHasher>,
+    /// Per slot its key and last use; `values[i]` is slot i's value.
+    slots: Vec<Slot>,
+    values: Vec<Option<V>>,
+    /// Entries held.
+    len: usize,
+    /// `64 − log2(slots)`: a key's first slot is the top bits of its mixed hash.
+    shift: u32,
     /// Uses oldest first; one whose tick is not its entry's last use is stale. Kept only
     /// once the table has been full (`queued`).
     uses: VecDeque<(TargetKey, u64)>,
@@ -47,13 +66,109 @@ impl<V: Send> TargetTable<V> {
     /// An empty table holding at most `cap` entries.
     pub fn new(cap: usize) -> Self {
         TargetTable {
-            entries: HashMap::with_hasher(FxBuildHasher),
+            slots: Vec::new(),
+            values: Vec::new(),
+            len: 0,
+            shift: 64,
             uses: VecDeque::new(),
             queued: false,
             tick: 0,
             cap,
             evictions: 0,
         }
+    }
+
+    /// `key`'s first slot: Fibonacci hashing, so that consecutive keys (targets known by
+    /// their index) spread over the table. Only called with slots allocated.
+    #[inline]
+    fn home(&self, key: TargetKey) -> usize {
+        (key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The slot holding `key`.
+    #[inline]
+    fn find(&self, key: TargetKey) -> Option<usize> {
+        if self.len == 0 {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        // Ends: at most three quarters of the slots are taken, so a vacant one comes.
+        loop {
+            let slot = self.slots[i];
+            if slot.used == VACANT {
+                return None;
+            }
+            if slot.key == key {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Put an entry for `key`, which the table does not hold, in its slot (room checked).
+    fn place(&mut self, key: TargetKey, used: u64, value: V) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        while self.slots[i].used != VACANT {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = Slot { key, used };
+        self.values[i] = Some(value);
+        self.len += 1;
+    }
+
+    /// Room for one more entry, keeping at most three quarters of the slots taken: the
+    /// table doubles, entries placed again in slot order (deterministic).
+    fn reserve_one(&mut self) {
+        if 4 * (self.len + 1) <= 3 * self.slots.len() {
+            return;
+        }
+        let size = (2 * self.slots.len()).max(MIN_SLOTS);
+        self.rebuild(size, |_, _| true);
+    }
+
+    /// The table again with `size` slots, holding the entries `keep` accepts.
+    fn rebuild(&mut self, size: usize, mut keep: impl FnMut(&TargetKey, &mut V) -> bool) {
+        let slots = std::mem::replace(&mut self.slots, vec![EMPTY; size]);
+        let values = std::mem::take(&mut self.values);
+        self.values.resize_with(size, || None);
+        self.shift = 64 - size.trailing_zeros();
+        self.len = 0;
+        for (slot, value) in slots.into_iter().zip(values) {
+            if let Some(mut value) = value {
+                if keep(&slot.key, &mut value) {
+                    self.place(slot.key, slot.used, value);
+                }
+            }
+        }
+    }
+
+    /// Empty slot `i`, moving later entries of its run back so that every entry stays
+    /// reachable from its first slot (deletion without tombstones).
+    fn remove_at(&mut self, i: usize) {
+        let mask = self.slots.len() - 1;
+        self.slots[i] = EMPTY;
+        self.values[i] = None;
+        self.len -= 1;
+        let (mut hole, mut j) = (i, (i + 1) & mask);
+        while self.slots[j].used != VACANT {
+            let home = self.home(self.slots[j].key);
+            // The entry may fill the hole when its first slot is not between the hole
+            // (exclusive) and itself.
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+                self.slots[hole] = self.slots[j];
+                self.slots[j] = EMPTY;
+                self.values.swap(hole, j);
+                hole = j;
+            }
+            j = (j + 1) & mask;
+        }
+    }
+
+    /// Whether `key`'s last use was at `tick` (the queue's use is not stale).
+    fn last_used_at(&self, key: TargetKey, tick: u64) -> bool {
+        self.find(key).is_some_and(|i| self.slots[i].used == tick)
     }
 
     /// Record a use of `key` now; the caller stamps the entry with the returned tick.
@@ -68,15 +183,15 @@ impl<V: Send> TargetTable<V> {
     }
 
     fn make_room_for_a_use(&mut self) {
-        if self.uses.len() >= 2 * self.entries.len() + SLACK {
+        if self.uses.len() >= 2 * self.len + SLACK {
             self.rebuild_uses();
         }
     }
 
     /// Start keeping the queue of uses: every entry's last use, oldest first.
     fn queue_uses(&mut self) {
-        let mut uses: Vec<(TargetKey, u64)> =
-            self.entries.iter().map(|(&key, e)| (key, e.used)).collect();
+        let held = self.slots.iter().filter(|s| s.used != VACANT);
+        let mut uses: Vec<(TargetKey, u64)> = held.map(|s| (s.key, s.used)).collect();
         uses.sort_unstable_by_key(|&(_, tick)| tick);
         self.uses = uses.into();
         self.queued = true;
@@ -86,8 +201,9 @@ impl<V: Send> TargetTable<V> {
     /// queue already holds every entry's last use in tick order, so dropping the stale
     /// ones in place gives it without sorting the table.
     fn rebuild_uses(&mut self) {
-        let entries = &self.entries;
-        self.uses.retain(|&(key, tick)| entries.get(&key).is_some_and(|e| e.used == tick));
+        let mut uses = std::mem::take(&mut self.uses);
+        uses.retain(|&(key, tick)| self.last_used_at(key, tick));
+        self.uses = uses;
     }
 
     /// The entry for `key`, made the most recently used.
@@ -95,18 +211,29 @@ impl<V: Send> TargetTable<V> {
         if self.queued {
             self.make_room_for_a_use();
         }
-        let entry = self.entries.get_mut(&key)?;
-        entry.used = self.tick;
+        let i = self.find(key)?;
+        self.slots[i].used = self.tick;
         if self.queued {
             self.uses.push_back((key, self.tick));
         }
         self.tick += 1;
-        Some(&mut entry.value)
+        self.values[i].as_mut()
     }
 
     /// The entry for `key` without touching recency (admin reads).
     pub fn peek(&self, key: TargetKey) -> Option<&V> {
-        self.entries.get(&key).map(|e| &e.value)
+        self.find(key).and_then(|i| self.values[i].as_ref())
+    }
+
+    /// Tell `touch` the memory a lookup of `key` reads first, as (address, bytes): its
+    /// first slot's key and value. Only addresses are computed; nothing is read.
+    pub fn upcoming(&self, key: TargetKey, touch: &mut dyn FnMut(*const u8, usize)) {
+        if self.slots.is_empty() {
+            return;
+        }
+        let i = self.home(key);
+        touch(std::ptr::from_ref(&self.slots[i]).cast(), std::mem::size_of::<Slot>());
+        touch(std::ptr::from_ref(&self.values[i]).cast(), std::mem::size_of::<Option<V>>());
     }
 
     /// Add (or replace) an entry, evicting the coldest when full.
@@ -114,33 +241,41 @@ impl<V: Send> TargetTable<V> {
         if self.cap == 0 {
             return;
         }
-        if !self.entries.contains_key(&key) {
-            if self.entries.len() >= self.cap && !self.queued {
-                self.queue_uses();
-            }
-            while self.entries.len() >= self.cap {
-                let Some((old, tick)) = self.uses.pop_front() else { break };
-                if self.entries.get(&old).is_some_and(|e| e.used == tick) {
-                    self.entries.remove(&old);
-                    self.evictions += 1;
-                }
+        if let Some(i) = self.find(key) {
+            let used = self.used(key);
+            self.slots[i].used = used;
+            self.values[i] = Some(value);
+            return;
+        }
+        if self.len >= self.cap && !self.queued {
+            self.queue_uses();
+        }
+        while self.len >= self.cap {
+            let Some((old, tick)) = self.uses.pop_front() else { break };
+            if let Some(i) = self.find(old).filter(|&i| self.slots[i].used == tick) {
+                self.remove_at(i);
+                self.evictions += 1;
             }
         }
         let used = self.used(key);
-        self.entries.insert(key, Entry { value, used });
+        self.reserve_one();
+        self.place(key, used, value);
     }
 
     /// Keep only the entries `keep` accepts (it may also edit them): membership changes.
-    pub fn retain(&mut self, mut keep: impl FnMut(&TargetKey, &mut V) -> bool) {
-        self.entries.retain(|key, e| keep(key, &mut e.value));
+    /// Each entry is offered once; the table is laid out again without the others.
+    pub fn retain(&mut self, keep: impl FnMut(&TargetKey, &mut V) -> bool) {
+        if self.len > 0 {
+            self.rebuild(self.slots.len(), keep);
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
 
     /// Entries dropped so far to stay within the cap.
@@ -152,6 +287,7 @@ impl<V: Send> TargetTable<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cache::FxBuildHasher;
 
     #[test]
     fn stays_within_its_cap_evicting_the_coldest() {
@@ -169,41 +305,70 @@ mod tests {
         assert_eq!(t.evictions(), 1, "retain is not eviction");
     }
 
+    /// Every step of `ops` (op, key) against the `cache` crate's linked LRU with every
+    /// entry one byte: the same values, lengths and evictions after every step.
+    fn same_as_a_linked_lru(cap: usize, keys: u64, ops: Vec<(u8, u64)>) {
+        use cache::{ByteCache, Lru};
+        let mut t = TargetTable::new(cap);
+        let mut model: Lru<TargetKey, u64, FxBuildHasher> =
+            Lru::lru_with_hasher(cap as u64, FxBuildHasher);
+        for (step, (op, k)) in ops.into_iter().enumerate() {
+            let key = TargetKey(k);
+            match op {
+                0 | 1 => assert_eq!(t.get_mut(key).copied(), model.get_mut(&key).copied()),
+                2 => {
+                    t.insert(key, step as u64);
+                    model.insert(key, step as u64, 1);
+                }
+                _ => {
+                    t.retain(|key, _| key.0 != k);
+                    model.retain(|key, _| key.0 != k);
+                }
+            }
+            assert_eq!(t.len(), model.len());
+            assert_eq!(t.evictions(), model.stats().evictions);
+            for k in 0..keys {
+                assert_eq!(t.peek(TargetKey(k)), model.peek(&TargetKey(k)));
+            }
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
-        /// Against the `cache` crate's linked LRU with every entry one byte: the same
-        /// values, lengths and evictions after every step, through queue rebuilds too.
+        /// A few keys and a small cap: through queue rebuilds too.
         #[test]
         fn evicts_exactly_as_a_linked_lru(
             cap in 0usize..6,
             ops in proptest::collection::vec((0u8..4, 0u64..9), 0..1_500),
         ) {
-            use cache::{ByteCache, Lru};
-            let mut t = TargetTable::new(cap);
-            let mut model: Lru<TargetKey, u64, FxBuildHasher> =
-                Lru::lru_with_hasher(cap as u64, FxBuildHasher);
-            for (step, (op, k)) in ops.into_iter().enumerate() {
-                let key = TargetKey(k);
-                match op {
-                    0 | 1 => {
-                        proptest::prop_assert_eq!(t.get_mut(key).copied(), model.get_mut(&key).copied());
-                    }
-                    2 => {
-                        t.insert(key, step as u64);
-                        model.insert(key, step as u64, 1);
-                    }
-                    _ => {
-                        t.retain(|key, _| key.0 != k);
-                        model.retain(|key, _| key.0 != k);
-                    }
-                }
-                proptest::prop_assert_eq!(t.len(), model.len());
-                proptest::prop_assert_eq!(t.evictions(), model.stats().evictions);
-                for k in 0..9 {
-                    proptest::prop_assert_eq!(t.peek(TargetKey(k)), model.peek(&TargetKey(k)));
-                }
-            }
+            same_as_a_linked_lru(cap, 9, ops);
         }
+
+        /// Many keys and tables that grow: long probing runs, and entries removed from
+        /// the middle of a run (evictions, retain) with the rest still found.
+        #[test]
+        fn probing_runs_survive_removals_and_growth(
+            cap in 1usize..150,
+            ops in proptest::collection::vec((0u8..7, 0u64..160), 0..1_000),
+        ) {
+            // Mostly inserts and lookups, so the table fills and grows.
+            let ops = ops.into_iter().map(|(op, k)| (op.min(2).max(op / 6 * 3), k)).collect();
+            same_as_a_linked_lru(cap, 160, ops);
+        }
+    }
+
+    #[test]
+    fn upcoming_names_the_first_slot_only_once_allocated() {
+        let mut t = TargetTable::new(8);
+        let mut touched = Vec::new();
+        t.upcoming(TargetKey(3), &mut |at, bytes| touched.push((at, bytes)));
+        assert!(touched.is_empty(), "nothing allocated yet");
+        t.insert(TargetKey(3), 'x');
+        t.upcoming(TargetKey(3), &mut |at, bytes| touched.push((at, bytes)));
+        assert_eq!(touched.len(), 2, "its key and its value");
+        let i = t.find(TargetKey(3)).unwrap();
+        assert_eq!(touched[0].0, std::ptr::from_ref(&t.slots[i]).cast::<u8>());
+        assert_eq!(touched[1].0, std::ptr::from_ref(&t.values[i]).cast::<u8>());
     }
 }

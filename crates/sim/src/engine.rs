@@ -32,7 +32,13 @@ use crate::event_queue::EventQueue;
 use crate::front_ends::FrontEnds;
 use crate::membership::Churn;
 use crate::policy_targets::PolicyTargets;
+use crate::prefetch::prefetch;
 use crate::{ideal_hit_ratio, Model, NodeResult, RunResult, SimConfig, SimError, Spread};
+
+/// How many requests ahead of the one dispatched the policy's memory is loaded: far
+/// enough that the load completes before the pick, near enough that the line is still in
+/// the CPU's first-level cache then.
+const PICK_AHEAD: usize = 2;
 
 /// What the caller hears of each completed request (tests count them).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -353,10 +359,18 @@ impl<'w> Simulator<'w> {
                     next_publish = (now / publish_every + 1) * publish_every;
                 }
                 let request = w.requests[index as usize];
+                // The policy's entry for a request a little ahead, so that its misses
+                // overlap the events in between.
+                let ahead = index as usize + PICK_AHEAD;
+                if let Some(r) = w.requests.get(ahead) {
+                    front_ends.upcoming(ahead as u64, r.client, &targets.get(r.target));
+                }
                 // Likewise the next request's target, as the policy and the node read it.
                 if let Some(r) = w.requests.get(index as usize + 1) {
                     targets.touch(r.target);
-                    std::hint::black_box(costs.hit_cpu.get(r.target as usize).copied());
+                    if let Some(cost) = costs.hit_cpu.get(r.target as usize) {
+                        prefetch(cost);
+                    }
                 }
                 if churn.pending() {
                     if let Some(restarted) = churn.due(request.time_ms) {
@@ -415,8 +429,8 @@ impl<'w> Simulator<'w> {
             let Some((time, server, slot)) = events.pop() else { break };
             // Start reading the next event's flight now, so that cache miss overlaps this
             // event's work instead of stalling the next.
-            if let Some(next) = events.peek_slot() {
-                std::hint::black_box(flights.get(next as usize).map(|f| f.node));
+            if let Some(f) = events.peek_slot().and_then(|next| flights.get(next as usize)) {
+                prefetch(f);
             }
             now = time;
             cpus.ended(server, now, &mut events);
@@ -555,7 +569,11 @@ fn arrive(
     }
     let (stage, service) = match hit {
         true => (Stage::Send, costs.hit_cpu[f.target as usize]),
-        false => (Stage::Setup, m.setup_ns),
+        false => {
+            // Read when the set-up ends, many events from now.
+            prefetch(&costs.miss[f.target as usize]);
+            (Stage::Setup, m.setup_ns)
+        }
     };
     f.stage = stage;
     cpus.run(nodes, Worker::Loop(f.node), slot, service, now, events);

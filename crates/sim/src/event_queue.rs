@@ -40,6 +40,13 @@ impl<K: Copy + Ord> Heap4<K> {
     }
 
     /// Replace the smallest key by `key` (or remove it, with `None`).
+    ///
+    /// Bottom-up: the smallest children move up a level all the way to a leaf, without
+    /// comparing them with `key`, and `key` then rises from there. A server's next
+    /// completion ranks anywhere among the others, so it mostly belongs near the bottom
+    /// (three quarters of a 4-ary heap are leaves): the rise is short, and the walk down
+    /// has no hard-to-predict "stop here" test at each level. Keys are unique, so the
+    /// order of pops is the same whatever the layout.
     fn replace_top(&mut self, key: Option<K>) {
         let key = match key {
             Some(key) => key,
@@ -64,11 +71,16 @@ impl<K: Copy + Ord> Heap4<K> {
             } else {
                 break;
             };
-            if key <= keys[best] {
-                break;
-            }
             keys[i] = keys[best];
             i = best;
+        }
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if keys[parent] <= key {
+                break;
+            }
+            keys[i] = keys[parent];
+            i = parent;
         }
         keys[i] = key;
     }
@@ -101,11 +113,13 @@ impl Heads {
         }
     }
 
-    /// The server with the earliest completion.
-    fn peek(&self) -> Option<u32> {
+    /// The earliest completion's time and server.
+    fn peek(&self) -> Option<(u64, u32)> {
         match self {
-            Heads::Narrow { heap, shift } => heap.peek().map(|k| (k & ((1 << *shift) - 1)) as u32),
-            Heads::Wide(heap) => heap.peek().map(|k| k as u32),
+            Heads::Narrow { heap, shift } => {
+                heap.peek().map(|k| (k >> *shift, (k & ((1 << *shift) - 1)) as u32))
+            }
+            Heads::Wide(heap) => heap.peek().map(|k| ((k >> 32) as u64, k as u32)),
         }
     }
 
@@ -142,6 +156,10 @@ fn wide_key(time: u64, server: u32) -> u128 {
 /// Pending completions of `servers` FIFO servers, earliest first.
 pub(crate) struct EventQueue {
     fifo: Vec<VecDeque<(u64, u32)>>,
+    /// Per server, the slot of its earliest completion (its FIFO's front), kept in a
+    /// compact array: the next event's slot is then known without reading the FIFO,
+    /// whose buffers are all over memory, and the simulator loads its flight ahead.
+    front_slots: Vec<u32>,
     heads: Heads,
 }
 
@@ -149,6 +167,7 @@ impl EventQueue {
     pub(crate) fn new(servers: usize) -> Self {
         EventQueue {
             fifo: (0..servers).map(|_| VecDeque::new()).collect(),
+            front_slots: vec![0; servers],
             heads: Heads::new(servers),
         }
     }
@@ -159,23 +178,36 @@ impl EventQueue {
         let q = &mut self.fifo[server as usize];
         q.push_back((time, slot));
         if q.len() == 1 {
+            self.front_slots[server as usize] = slot;
             self.heads.push(time, server);
         }
     }
 
-    /// The slot of the earliest completion, without taking it.
+    /// The slot of the earliest completion, without taking it. Taking it reads its
+    /// server's next completion, which is loaded ahead from here.
     pub(crate) fn peek_slot(&self) -> Option<u32> {
-        let server = self.heads.peek()?;
-        self.fifo[server as usize].front().map(|&(_, slot)| slot)
+        let (_, server) = self.heads.peek()?;
+        let server = server as usize;
+        if let Some(after) = self.fifo[server].get(1) {
+            crate::prefetch::prefetch(after);
+        }
+        Some(self.front_slots[server])
     }
 
-    /// The earliest completion as `(time, server, slot)`.
+    /// The earliest completion as `(time, server, slot)`. Its time and slot come from
+    /// the heap and [`EventQueue::front_slots`]; of the FIFO only the completion after it
+    /// is read, the one [`EventQueue::peek_slot`] loaded ahead.
     pub(crate) fn pop(&mut self) -> Option<(u64, u32, u32)> {
-        let server = self.heads.peek()?;
+        let (time, server) = self.heads.peek()?;
+        let slot = self.front_slots[server as usize];
         let q = &mut self.fifo[server as usize];
-        let event = q.pop_front();
-        self.heads.replace_top(server, q.front().map(|&(time, _)| time));
-        event.map(|(time, slot)| (time, server, slot))
+        q.pop_front();
+        let next = q.front().copied();
+        if let Some((_, slot)) = next {
+            self.front_slots[server as usize] = slot;
+        }
+        self.heads.replace_top(server, next.map(|(time, _)| time));
+        Some((time, server, slot))
     }
 }
 

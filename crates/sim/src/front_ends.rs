@@ -136,6 +136,15 @@ impl FrontEnds {
         Ok((r, node))
     }
 
+    /// Request `index` (from `client`) for `target` comes soon: have the memory its
+    /// front-end's policy reads first loaded ahead.
+    #[inline]
+    pub(crate) fn upcoming(&self, index: u64, client: u32, target: &Target) {
+        let r = self.spreader.router(index, client);
+        let touch = &mut |at, bytes| crate::prefetch::prefetch_bytes(at, bytes);
+        self.routers[r as usize].policy.upcoming(target, touch);
+    }
+
     /// The request `router` sent to `node` for `target` finished at `now`.
     #[inline]
     pub(crate) fn done(&mut self, router: u32, node: NodeId, target: &Target, now: u64) {

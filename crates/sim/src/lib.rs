@@ -19,6 +19,7 @@
 //! - `node_range.rs`: [`NodeRange`], the cluster sizes to run, and [`MAX_NODES`].
 //! - `router_range.rs`: [`RouterRange`], the front-end counts to run, and [`MAX_ROUTERS`].
 //! - `report.rs`: the readable table.
+//! - `prefetch.rs`: memory read soon, loaded ahead without stalling.
 //! - `timing.rs`: replay speed per run ([`TimedResult`], [`RunClock`]).
 //! - `route_keys.rs`: targets keyed as larder route keys their URLs.
 //! - `settings.rs`: settings in the user's units ([`ModelUnits`], [`PolicyOverrides`],
@@ -26,7 +27,8 @@
 //! - `svg.rs`: throughput vs cluster size, one line per policy, as an SVG (`chart`).
 //! - `error.rs`: [`SimError`].
 
-#![forbid(unsafe_code)]
+// One `unsafe` block, in `prefetch.rs` (a CPU hint that reads nothing).
+#![deny(unsafe_code)]
 
 mod cache_sizes;
 mod config;
@@ -41,6 +43,7 @@ mod membership;
 mod model;
 mod node_range;
 mod policy_targets;
+mod prefetch;
 mod report;
 mod result;
 mod route_keys;

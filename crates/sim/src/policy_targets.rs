@@ -62,7 +62,9 @@ impl PolicyTargets {
     #[inline]
     pub(crate) fn touch(&self, i: u32) {
         if let PolicyTargets::Given { targets, .. } = self {
-            std::hint::black_box(targets.get(i as usize).map(|t| t.key));
+            if let Some(target) = targets.get(i as usize) {
+                crate::prefetch::prefetch(target);
+            }
         }
     }
 }
