@@ -43,8 +43,10 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    // Servers give the memory of bursts of clients back (`memory`); one-shot commands exit.
-    if matches!(cli.command, Command::Node(_) | Command::Route(_) | Command::Peer(_)) {
+    // Nodes give the memory of bursts of clients back (`memory`); one-shot commands exit,
+    // and `larder route` collects on its own (a thread more would also cost a router of
+    // one thread glibc's single-thread fast path on every socket call).
+    if matches!(cli.command, Command::Node(_) | Command::Peer(_)) {
         if let Err(e) = memory::purge_in_background() {
             eprintln!("larder: warning: cannot start the memory purge thread ({e})");
         }
