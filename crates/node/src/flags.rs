@@ -131,7 +131,8 @@ pub struct Flags {
     /// Default is 1024.
     #[arg(long, default_value_t = 1024)]
     pub max_routers: usize,
-    /// Path of the Prometheus metrics.
+    /// Path of the Prometheus metrics. Under /.larder/ (the default) routers refuse it
+    /// from their clients, as they do the load report; elsewhere they relay it.
     #[arg(long, default_value = "/.larder/metrics")]
     pub metrics_path: String,
     /// Turn the metrics off.

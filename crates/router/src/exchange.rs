@@ -74,14 +74,15 @@ impl AttemptError {
 }
 
 /// The request's target, its normalised path written into `path`. `OPTIONS *` has no
-/// path: it is one target of its own. The nodes' invalidation path is the router's to
-/// use, never a client's (a node trusts the router's address with it).
+/// path: it is one target of its own. The nodes' own paths (`/.larder/…`: load report,
+/// metrics, invalidation) are the router's to use, never a client's
+/// ([`wire::internal_path`]).
 pub(crate) fn map_target(
     settings: &Settings,
     req: &Request,
     path: &mut String,
 ) -> Result<Target, Rejection> {
-    if wire::Invalidation::is_invalidation_target(&req.target) {
+    if wire::is_internal_target(&req.target) {
         return Err(Rejection::Internal);
     }
     if req.target == "*" {

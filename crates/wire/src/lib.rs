@@ -24,6 +24,8 @@
 //!   another for one slice of a large object it owns.
 //! - [`internal_field`]: [`INTERNAL_FIELDS`], the fields above, which only the cluster's
 //!   own processes may send a node: dropped from what clients send.
+//! - [`internal_path`]: [`INTERNAL_PATH_PREFIX`], `/.larder/`, the paths only the cluster's
+//!   own processes use (load report, metrics, invalidation): refused from clients.
 //! - [`target_digest`]: [`TargetDigest`], the Bloom filter of those targets a node's load
 //!   report carries, so every router sees the same holders of a target.
 //! - [`latency`]: [`LatencyHistogram`], request times in fixed buckets, counted by router
@@ -50,6 +52,7 @@ pub mod event;
 pub mod exposition;
 pub mod handoff;
 pub mod internal_field;
+pub mod internal_path;
 pub mod invalidation;
 pub mod latency;
 pub mod load_report;
@@ -67,6 +70,7 @@ pub use civil::CivilTime;
 pub use exposition::{Exposition, METRICS_CONTENT_TYPE};
 pub use handoff::{Handoff, HandoffError, HandoffStep, HANDOFF_VERSION};
 pub use internal_field::{is_internal_field, INTERNAL_FIELDS};
+pub use internal_path::{is_internal_target, INTERNAL_PATH_PREFIX};
 pub use invalidation::{
     Invalidation, InvalidationError, InvalidationOutcome, Mode as InvalidationMode,
     Scope as InvalidationScope, INVALIDATE_PATH,

@@ -155,6 +155,30 @@ async fn a_body_over_the_limit_is_refused_with_413() {
     router.stop().await;
 }
 
+/// The nodes' own paths (load report, metrics, invalidation) are refused from clients on
+/// both protocols: what they tell (each node's load and contents) is not for the
+/// internet, and no node is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_nodes_own_paths_are_refused_from_clients() {
+    let backend = Backend::start("b1").await;
+    let router = RunningRouter::start(config(&[&backend], "rr")).await;
+    let send = prior_knowledge(router.addr).await;
+    let internal =
+        [wire::LOAD_REPORT_PATH, "/.larder/metrics", "/.larder/load?x=1", wire::INVALIDATE_PATH];
+    for path in internal {
+        assert_eq!(fetch(&send, "GET", path, b"").await.status, 403, "HTTP/2 {path}");
+        let mut client = Client::connect(router.addr).await;
+        assert_eq!(client.get(path).await.status, 403, "HTTP/1.1 {path}");
+    }
+    let mut client = Client::connect(router.addr).await;
+    assert_eq!(client.get("/.larder").await.status, 200, "only the prefix is the nodes'");
+    assert_eq!(fetch(&send, "GET", "/pattern/10", b"").await.status, 200);
+    let seen = backend.seen();
+    assert_eq!(seen.len(), 2, "{:?}", seen.iter().map(|s| &s.target).collect::<Vec<_>>());
+    assert!(seen.iter().all(|s| !s.target.starts_with(wire::INTERNAL_PATH_PREFIX)));
+    router.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_of_one_connection_run_at_once_on_different_nodes() {
     let gated = BackendOptions { gated: true, ..BackendOptions::default() };
