@@ -63,7 +63,7 @@ async fn health_checks(cluster: Arc<Cluster>) {
             let timeout = health.timeout;
             let node_tls = settings.node_tls.clone();
             tokio::spawn(async move {
-                let got = probe::get(&upstream, node_tls.as_ref(), &path, timeout).await;
+                let got = probe::get(&upstream, node_tls.as_ref(), &path, None, timeout).await;
                 let ok = matches!(got, Ok((200..=399, _)));
                 cluster.check_result(node, ok, Instant::now());
             });
@@ -109,7 +109,7 @@ async fn load_monitor(cluster: Arc<Cluster>) {
             let poller = cluster.poller();
             tokio::spawn(async move {
                 let got =
-                    probe::get_load(&upstream, node_tls.as_ref(), &path, poller, timeout).await;
+                    probe::get(&upstream, node_tls.as_ref(), &path, Some(poller), timeout).await;
                 in_flight.lock().recover().remove(&node);
                 if let Ok((200, body)) = got {
                     if let Some(report) = parse_report(&body, full) {

@@ -31,32 +31,23 @@ pub(crate) enum ProbeError {
 }
 
 /// GET `path` from the node of `upstream` (over TLS with `node_tls` for a TLS node); the
-/// status and body, all within `timeout`.
+/// status and body, all within `timeout`. A load report's poll names this router by
+/// `poller` ([`wire::PollerId`]), so the node counts the routers that poll it.
 pub(crate) async fn get(
     upstream: &Upstream,
     node_tls: Option<&Arc<rustls::ClientConfig>>,
     path: &str,
-    timeout: Duration,
-) -> Result<(u16, Vec<u8>), ProbeError> {
-    let request = |host: &str| http1::get_request(host, path, Some("larder-route"), true);
-    send(upstream, node_tls, &request, timeout).await
-}
-
-/// GET the load report at `path` from the node of `upstream`, naming this router by
-/// `poller` ([`wire::PollerId`]) so the node counts the routers that poll it.
-pub(crate) async fn get_load(
-    upstream: &Upstream,
-    node_tls: Option<&Arc<rustls::ClientConfig>>,
-    path: &str,
-    poller: wire::PollerId,
+    poller: Option<wire::PollerId>,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ProbeError> {
     let request = |host: &str| {
         let mut head = http1::get_request(host, path, Some("larder-route"), true);
-        // Before the blank line that ends the head.
-        head.truncate(head.len() - 2);
-        poller.write_field(&mut head);
-        head.extend_from_slice(b"\r\n");
+        if let Some(poller) = poller {
+            // Before the blank line that ends the head.
+            head.truncate(head.len() - 2);
+            poller.write_field(&mut head);
+            head.extend_from_slice(b"\r\n");
+        }
         head
     };
     send(upstream, node_tls, &request, timeout).await

@@ -50,6 +50,7 @@ pub mod clf;
 pub mod clf_time;
 pub mod event;
 pub mod exposition;
+mod field_line;
 pub mod handoff;
 pub mod internal_field;
 pub mod internal_path;

@@ -13,6 +13,8 @@
 
 use std::net::SocketAddr;
 
+use crate::field_line::push_field_line;
+
 /// The field naming the peer to fill from.
 pub const PEER_HEADER: &str = "X-Larder-Peer";
 
@@ -27,10 +29,10 @@ impl PeerHint {
     /// The whole header line, `X-Larder-Peer: <ip:port>\r\n`, appended to `out`.
     pub fn write_field(&self, out: &mut Vec<u8>) {
         use std::io::Write;
-        out.extend_from_slice(PEER_HEADER.as_bytes());
-        out.extend_from_slice(b": ");
-        let _ = write!(out, "{}", self.0);
-        out.extend_from_slice(b"\r\n");
+        push_field_line(out, PEER_HEADER, |out| {
+            // Writing into a Vec cannot fail.
+            let _ = write!(out, "{}", self.0);
+        });
     }
 
     /// Read a header value; `None` unless it is one socket address.

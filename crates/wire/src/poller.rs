@@ -6,6 +6,7 @@
 //! `X-Larder-Poller: <id>`, 16 lowercase hex digits. A node that does not know it
 //! ignores it; a poll without it (an operator's, an experiment's) is not counted.
 
+use crate::field_line::push_field_line;
 use crate::target_hint::{parse_hex, push_hex};
 
 /// The header's name.
@@ -18,10 +19,7 @@ pub struct PollerId(pub u64);
 impl PollerId {
     /// The whole header line, `X-Larder-Poller: <id>\r\n`, appended to `out`.
     pub fn write_field(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(POLLER_HEADER.as_bytes());
-        out.extend_from_slice(b": ");
-        push_hex(out, self.0);
-        out.extend_from_slice(b"\r\n");
+        push_field_line(out, POLLER_HEADER, |out| push_hex(out, self.0));
     }
 
     /// Read a header value; `None` unless it is exactly one 16-digit hex number.

@@ -6,6 +6,7 @@
 //! subtree's key (HACC places subtrees). The router writes it on every request it sends
 //! (and removes one a client sent); a node that does not know it ignores it.
 
+use crate::field_line::push_field_line;
 use crate::percent::{hex_value, LOWER_HEX};
 
 /// The header's name.
@@ -21,12 +22,7 @@ pub struct TargetHint {
 impl TargetHint {
     /// The whole header line, `X-Larder-Target: <key> <tree>\r\n`, appended to `out`.
     pub fn write_field(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(TARGET_HINT_HEADER.as_bytes());
-        out.extend_from_slice(b": ");
-        push_hex(out, self.key);
-        out.push(b' ');
-        push_hex(out, self.tree);
-        out.extend_from_slice(b"\r\n");
+        push_field_line(out, TARGET_HINT_HEADER, |out| self.write_value(out));
     }
 
     /// The header's value, `<key> <tree>`, appended to `out`.
